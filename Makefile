@@ -1,0 +1,52 @@
+# ibprov — the two commands: `make demo` and `make test`. Both install what they need and are safe to re-run.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Debian packages the simulated-fabric tests need (real OpenSM 3.3.23, infiniband-diags 44, ibsim + umad2sim).
+APT_SIM := opensm infiniband-diags ibsim-utils libumad2sim0
+STAMP := $(VENV)/.ibprov-installed
+
+.PHONY: venv apt-sim lint typecheck unit sim test demo golden bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), "ibprov needs Python >= 3.11"'
+	@$(PY) -c 'import ensurepip' 2>/dev/null || scripts/apt-ensure.sh python3-venv
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $@
+
+apt-sim:
+	@scripts/apt-ensure.sh $(APT_SIM)
+
+lint: venv
+	$(BIN)/ruff check ibprov tests bench
+	$(BIN)/ruff format --check ibprov tests bench
+
+typecheck: venv
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/pytest -q -n 2 -m 'not sim and not molecule' tests
+
+sim: venv apt-sim
+	$(BIN)/pytest -q -m sim tests
+
+test: venv apt-sim lint typecheck
+	$(BIN)/pytest -q -n 2 -m 'not molecule' tests
+
+# Rewrite the golden files of rendered output after an intended change (review the diff!).
+golden: venv
+	$(BIN)/pytest -q tests/unit -k golden --update-golden
+
+demo: venv apt-sim
+	@scripts/demo.sh
+
+bench: venv
+	$(BIN)/python bench/validate_10k.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

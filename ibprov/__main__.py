@@ -1,0 +1,3 @@
+from ibprov.cli import main
+
+main()

@@ -1,0 +1,112 @@
+"""The ibprov command line. The only module that prints or exits."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from ibprov import __version__
+from ibprov.errors import ExitCode, IbprovError, SpecError
+
+F = TypeVar("F", bound=Callable[..., Any])
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+out_console = Console(highlight=False, soft_wrap=True)
+
+
+def handles_errors(func: F) -> F:
+    """Turn ibprov errors into one line per problem and an exit code; anything else into a bug report."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SpecError as exc:
+            for problem in exc.problems:
+                click.echo(str(problem), err=True)
+            n = len(exc.problems)
+            click.echo(f"{n} problem{'s' if n != 1 else ''} found", err=True)
+            sys.exit(exc.exit_code)
+        except IbprovError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception:
+            log = Path("ibprov-debug.log")
+            try:
+                log.write_text(traceback.format_exc())
+                where = f"details in {log}"
+            except OSError:
+                where = "could not write ibprov-debug.log"
+            click.echo(f"internal error: {sys.exc_info()[1]!r} ({where}); please report it as a bug", err=True)
+            sys.exit(ExitCode.INTERNAL_ERROR)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ibprov")
+def cli() -> None:
+    """Provision and accept InfiniBand fabrics from one cluster.yaml.
+
+    cluster.yaml -> validate -> render -> apply -> verify -> report
+    """
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing when the spec is valid.")
+@handles_errors
+def validate(spec: Path, quiet: bool) -> None:
+    """Check SPEC; print every problem as FILE:LINE:COL: field: message (exit 2), or a summary (exit 0)."""
+    from ibprov.spec import load_spec
+
+    loaded = load_spec(spec)
+    if not quiet:
+        s = loaded.spec
+        generated = sum(1 for sw in loaded.topology.switches.values() if sw.generated)
+        click.echo(
+            f"{spec}: valid — cluster {s.cluster.name}: {len(s.nodes)} nodes, "
+            f"{len(loaded.topology.switches)} switches ({generated} generated), "
+            f"{len(loaded.topology.links)} links, {len(s.partitions)} partitions, "
+            f"{len(s.subnet_manager.instances)} subnet managers, QoS {'on' if s.qos.enabled else 'off'}"
+        )
+
+
+@cli.command()
+@handles_errors
+def schema() -> None:
+    """Print the JSON Schema of cluster.yaml (for editors and language servers)."""
+    from ibprov.spec.schema import json_schema
+
+    click.echo(json.dumps(json_schema(), indent=2, sort_keys=False))
+
+
+@cli.command()
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write to this file instead of stdout.")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@handles_errors
+def example(output: Path | None, force: bool) -> None:
+    """Write a commented example spec (a small rack) to start from."""
+    from ibprov.spec.example import example_text
+
+    text = example_text()
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    if output.exists() and not force:
+        raise IbprovError(f"{output} exists; use --force to overwrite it")
+    output.write_text(text)
+    click.echo(f"wrote {output}", err=True)
+
+
+def main() -> None:
+    cli(prog_name="ibprov")

@@ -1,0 +1,183 @@
+"""Load and check a cluster spec: ``load_spec(path)`` is the one entry point.
+
+Problems come in two passes, each complete: first the structure (YAML syntax, unknown keys, types,
+ranges), then — once the structure is sound — the rules across the whole spec (names, cabling, GUIDs,
+partitions, SMs, IPoIB, QoS).
+"""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ibprov.errors import Problem, SpecError
+from ibprov.spec import rules
+from ibprov.spec.model import ClusterSpec
+from ibprov.spec.positions import Path, SourceMap, decode, load_yaml
+from ibprov.spec.topology import Topology, build_topology
+
+__all__ = ["ClusterSpec", "LoadedSpec", "load_spec", "load_spec_text"]
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A valid spec, the topology it plans, and where every value came from."""
+
+    spec: ClusterSpec
+    topology: Topology
+    source: SourceMap
+    path: FsPath | None = None
+
+
+def load_spec(path: str | FsPath) -> LoadedSpec:
+    """Read, parse and check the spec at ``path``; raise :class:`SpecError` with every problem found."""
+    fs_path = FsPath(path)
+    name = str(path)
+    try:
+        data = fs_path.read_bytes()
+    except FileNotFoundError:
+        raise SpecError([Problem(name, 1, 1, "", "no such file")]) from None
+    except IsADirectoryError:
+        raise SpecError([Problem(name, 1, 1, "", "is a directory, not a spec file")]) from None
+    except OSError as exc:
+        raise SpecError([Problem(name, 1, 1, "", f"cannot read: {exc.strerror or exc}")]) from None
+    loaded = load_spec_text(decode(data, name), name)
+    return LoadedSpec(loaded.spec, loaded.topology, loaded.source, fs_path)
+
+
+def load_spec_text(text: str, name: str = "cluster.yaml") -> LoadedSpec:
+    raw, smap = load_yaml(text, name)
+    if raw is None:
+        raise SpecError([Problem(name, 1, 1, "", "the spec is empty (start from `ibprov example`)")])
+    if not isinstance(raw, dict):
+        kind = type(raw).__name__.replace("list", "a list").replace("str", "a string")
+        raise SpecError([smap.problem((), f"the spec must be a mapping of sections (cluster, nodes, ...), found {kind}")])
+    try:
+        spec = ClusterSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(validation_problems(exc, raw, smap)) from None
+    topology = build_topology(spec)
+    findings = rules.check(spec, topology)
+    if findings:
+        raise SpecError([smap.problem(path, message) for path, message in findings])
+    return LoadedSpec(spec, topology, smap)
+
+
+# ---------------------------------------------------------------------------- pydantic -> Problem
+def validation_problems(exc: ValidationError, raw: Any, smap: SourceMap) -> list[Problem]:
+    problems: dict[Path, Problem] = {}
+    errors = exc.errors(include_url=False)
+    item_errors = {tuple(e["loc"])[:i] for e in errors for i in range(len(e["loc"]))}
+    for err in errors:
+        loc = tuple(err["loc"])
+        if err["type"] == "too_short" and loc in item_errors:
+            continue  # pydantic counts the items that failed as missing: their own errors say more
+        path, key_error = _data_path(raw, loc)
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            message = f"unknown key {path[-1]!r}{_suggest(str(path[-1]), _fields_at(path[:-1]))}"
+            problem = smap.problem(path, message, prefer_key=True)
+        elif kind == "missing":
+            problem = smap.problem(path, f"missing required key {path[-1]!r}")
+        else:
+            problem = smap.problem(path, _message(err), prefer_key=key_error)
+        # a union reports one error per member: keep the first, it names the most common form
+        problems.setdefault(path, problem)
+    return list(problems.values())
+
+
+def _data_path(raw: Any, loc: tuple[Any, ...]) -> tuple[Path, bool]:
+    """Map a pydantic loc onto the data path, dropping union tags; True if the error is about a dict key."""
+    out: list[str | int] = []
+    cur = raw
+    for i, part in enumerate(loc):
+        if part == "[key]":
+            return tuple(out), True
+        if isinstance(cur, dict) and part in cur:
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            out.append(part)
+            cur = cur[part]
+        elif i == len(loc) - 1 and isinstance(part, (str, int)) and not _is_tag(part):
+            out.append(part)  # a missing key
+        elif isinstance(cur, dict) and isinstance(part, str) and not _is_tag(part):
+            out.append(part)
+            cur = None
+    return tuple(out), False
+
+
+def _is_tag(part: Any) -> bool:
+    return isinstance(part, str) and (
+        "[" in part or part in {"int", "str", "float", "bool", "list", "tuple", "dict"} or part[:1].isupper()
+    )
+
+
+def _message(err: Any) -> str:
+    msg: str = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    msg = msg[:1].lower() + msg[1:]
+    value = err.get("input")
+    if err["type"] == "too_short":
+        n = err.get("ctx", {}).get("min_length", 1)
+        return f"needs at least {n} entr{'y' if n == 1 else 'ies'}"
+    if err["type"] in {"literal_error", "enum"} and isinstance(value, str):
+        expected = err.get("ctx", {}).get("expected", "")
+        options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip(" '")]
+        msg = f"{value!r} is not allowed: {msg}{_suggest(value, options)}"
+    elif err["type"] not in {"value_error", "assertion_error"} and isinstance(value, (str, int, float)):
+        msg = f"{msg} (got {value!r})"
+    return msg
+
+
+def _suggest(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if not close:
+        close = [o for o in options if o.lower() == word.lower()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _fields_at(path: Path) -> list[str]:
+    """Field names of the model found at ``path`` inside ClusterSpec (for 'did you mean')."""
+    cur: Any = ClusterSpec
+    for part in path:
+        cur = _step(cur, part)
+        if cur is None:
+            return []
+    model = _as_model(cur)
+    return list(model.model_fields) if model else []
+
+
+def _as_model(tp: Any) -> type[BaseModel] | None:
+    for candidate in _flatten(tp):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
+def _flatten(tp: Any) -> list[Any]:
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _flatten(typing.get_args(tp)[0])
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return [x for arg in typing.get_args(tp) for x in _flatten(arg)]
+    return [tp]
+
+
+def _step(tp: Any, part: str | int) -> Any:
+    for candidate in _flatten(tp):
+        origin = typing.get_origin(candidate)
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel) and isinstance(part, str):
+            field = candidate.model_fields.get(part)
+            return field.annotation if field else None
+        if origin in (tuple, list) and isinstance(part, int):
+            return typing.get_args(candidate)[0]
+        if origin is dict:
+            return typing.get_args(candidate)[1]
+    return None

@@ -1,0 +1,157 @@
+"""Field types shared by the spec models: names, GUIDs, endpoints, secret references, QoS tables."""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
+from typing import Annotated, Any, NamedTuple
+
+from pydantic import BeforeValidator, Field, PlainSerializer, StringConstraints, WithJsonSchema
+
+NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+Name = Annotated[str, StringConstraints(pattern=NAME_RE, max_length=63)]
+DeviceName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=32)]
+PortNum = Annotated[int, Field(ge=1, le=254)]
+Sl = Annotated[int, Field(ge=0, le=15)]
+
+
+def _parse_guid(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("a GUID is a 64-bit number such as 0x0002c90300a1b2c3")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str):
+        text = value.strip().lower().replace(":", "")
+        if not re.fullmatch(r"(0x)?[0-9a-f]{1,16}", text):
+            raise ValueError(f"{value!r} is not a GUID (expected up to 16 hex digits, e.g. 0x0002c90300a1b2c3)")
+        number = int(text, 16)
+    else:
+        raise ValueError("a GUID is a 64-bit number such as 0x0002c90300a1b2c3")
+    if not 0 < number < 2**64:
+        raise ValueError("a GUID must be a non-zero 64-bit number")
+    return number
+
+
+Guid = Annotated[
+    int,
+    BeforeValidator(_parse_guid),
+    PlainSerializer(lambda v: f"0x{v:016x}", return_type=str),
+    WithJsonSchema({"type": "string", "pattern": "^(0x)?[0-9a-fA-F]{1,16}$", "examples": ["0x0002c90300a1b2c3"]}),
+]
+
+_SECRET_RE = re.compile(r"^(env|vault):[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _parse_secret(value: Any) -> str:
+    if isinstance(value, str) and _SECRET_RE.match(value):
+        return value
+    raise ValueError(
+        "must be a reference to the secret (env:VARIABLE or vault:variable_name), never the key itself"
+    )
+
+
+SecretRef = Annotated[
+    str,
+    BeforeValidator(_parse_secret),
+    WithJsonSchema({"type": "string", "pattern": _SECRET_RE.pattern, "examples": ["env:IBPROV_SM_KEY"]}),
+]
+
+
+class Endpoint(NamedTuple):
+    """One end of a cable: a switch port (``leaf01:7``) or an HCA port (``node07/mlx5_0:1``)."""
+
+    device: str
+    hca: str | None
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.device}/{self.hca}:{self.port}" if self.hca else f"{self.device}:{self.port}"
+
+    @property
+    def is_hca(self) -> bool:
+        return self.hca is not None
+
+
+_ENDPOINT_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)(?:/([a-z][a-z0-9_]*))?:(\d{1,3})$")
+
+
+def parse_endpoint(text: str) -> Endpoint:
+    match = _ENDPOINT_RE.match(text.strip())
+    if not match:
+        raise ValueError(f"{text.strip()!r} is not a port: write SWITCH:PORT (leaf01:7) or NODE/HCA:PORT (node07/mlx5_0:1)")
+    port = int(match.group(3))
+    if port < 1:
+        raise ValueError(f"{text.strip()!r}: port numbers start at 1")
+    return Endpoint(match.group(1), match.group(2), port)
+
+
+def _endpoint(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("a port is written SWITCH:PORT (leaf01:7) or NODE/HCA:PORT (node07/mlx5_0:1)")
+    return str(parse_endpoint(value))
+
+
+PortRef = Annotated[str, BeforeValidator(_endpoint)]
+
+
+def _parse_vlarb(value: Any) -> Any:
+    """``"0:4,1:4"`` (opensm.conf notation) or ``[[0, 4], [1, 4]]`` -> ``((0, 4), (1, 4))``."""
+    if isinstance(value, str):
+        pairs = []
+        for item in value.replace(" ", "").split(","):
+            vl, sep, weight = item.partition(":")
+            if not sep or not vl.isdigit() or not weight.isdigit():
+                raise ValueError(f"{item!r} is not VL:WEIGHT (write e.g. \"0:64,1:32\")")
+            pairs.append((int(vl), int(weight)))
+        return tuple(pairs)
+    return value
+
+
+VlWeight = tuple[Annotated[int, Field(ge=0, le=14)], Annotated[int, Field(ge=0, le=255)]]
+VlArbTable = Annotated[tuple[VlWeight, ...], BeforeValidator(_parse_vlarb), Field(max_length=64)]
+
+
+def _parse_sl2vl(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return tuple(int(v) for v in value.replace(" ", "").split(","))
+        except ValueError:
+            raise ValueError("write 16 comma-separated VLs, one per SL (e.g. \"0,1,2,3,0,1,2,3,...\")") from None
+    return value
+
+
+Sl2Vl = Annotated[
+    tuple[Annotated[int, Field(ge=0, le=15)], ...],
+    BeforeValidator(_parse_sl2vl),
+    Field(min_length=16, max_length=16),
+]
+
+
+def _network(value: Any) -> IPv4Network | IPv6Network:
+    if isinstance(value, (IPv4Network, IPv6Network)):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("write the subnet as ADDRESS/PREFIX, e.g. 10.10.0.0/16")
+    try:
+        return ip_network(value, strict=True)
+    except ValueError as exc:
+        if "has host bits set" in str(exc):
+            raise ValueError(f"{value} has host bits set (did you mean {ip_network(value, strict=False)}?)") from None
+        raise ValueError(f"{value!r} is not a subnet (write ADDRESS/PREFIX, e.g. 10.10.0.0/16)") from None
+
+
+def _address(value: Any) -> IPv4Address | IPv6Address:
+    if isinstance(value, (IPv4Address, IPv6Address)):
+        return value
+    try:
+        return ip_address(value if isinstance(value, str) else "")
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IP address") from None
+
+
+IpNetwork = Annotated[
+    IPv4Network | IPv6Network, BeforeValidator(_network), WithJsonSchema({"type": "string", "format": "ip-network"})
+]
+IpAddress = Annotated[
+    IPv4Address | IPv6Address, BeforeValidator(_address), WithJsonSchema({"type": "string", "format": "ip-address"})
+]
