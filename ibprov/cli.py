@@ -108,5 +108,66 @@ def example(output: Path | None, force: bool) -> None:
     click.echo(f"wrote {output}", err=True)
 
 
+@cli.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Directory to write (inventory/, opensm/, fabric/).",
+)
+@click.option("--check", is_flag=True, help="Change nothing; print a diff and exit 1 if DIR is out of date.")
+@click.option(
+    "--synthetic-guids",
+    is_flag=True,
+    help="Stand in stable synthetic GUIDs for GUIDs the spec and lock file lack (twin use only).",
+)
+@handles_errors
+def render(spec: Path, out_dir: Path, check: bool, synthetic_guids: bool) -> None:
+    """Render SPEC into the inventory, role variables, OpenSM files and the fabric twin."""
+    from ibprov.render import diff_tree, render_files, write_tree
+    from ibprov.spec import load_spec
+
+    output = render_files(load_spec(spec), synthetic_guids=synthetic_guids)
+    for note in output.notes:
+        click.echo(f"note: {note}", err=True)
+    if check:
+        diffs = diff_tree(out_dir, output.files)
+        for diff in diffs:
+            click.echo(diff, nl=False)
+        if diffs:
+            click.echo(f"{out_dir}: {len(diffs)} file(s) out of date; run `ibprov render` to update", err=True)
+            sys.exit(ExitCode.FINDINGS)
+        click.echo(f"{out_dir}: up to date ({len(output.files)} files)", err=True)
+        return
+    changed = write_tree(out_dir, output.files)
+    click.echo(f"{out_dir}: {len(output.files)} files, {len(changed)} changed")
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option("-w", "--workdir", type=click.Path(path_type=Path), help="Keep the twin's files here.")
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for SUBNET UP.")
+@handles_errors
+def twin(spec: Path, workdir: Path | None, timeout: float) -> None:
+    """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
+    import tempfile
+
+    from ibprov.spec import load_spec
+    from ibprov.twin.check import prove
+
+    loaded = load_spec(spec)
+    with tempfile.TemporaryDirectory(prefix="ibprov-twin-") as tmp:
+        result = prove(loaded, workdir or Path(tmp), timeout=timeout)
+    for line in result.lines:
+        click.echo(line)
+    if result.problems:
+        for problem in result.problems:
+            click.echo(f"FAIL: {problem}", err=True)
+        sys.exit(ExitCode.FINDINGS)
+
+
 def main() -> None:
     cli(prog_name="ibprov")

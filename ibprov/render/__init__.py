@@ -1,0 +1,168 @@
+"""``ibprov render``: the spec as every file the roles and the subnet manager need.
+
+Output (deterministic, byte-identical on a re-run)::
+
+    inventory/hosts.yml, inventory/group_vars/*.yml, inventory/host_vars/*.yml   Ansible
+    opensm/<sm host>/opensm.<device>-<port>.conf, opensm/partitions.conf,
+    opensm/qos-policy.conf, opensm/node-name-map, opensm/{root,cn}-guids.conf    OpenSM
+    fabric/topology.ibnd (planned fabric, ibnetdiscover format), fabric/twin.net (ibsim)
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ibprov.errors import SpecError
+from ibprov.render.guids import GuidBook
+from ibprov.render.inventory import hosts, ipoib_vars, stack_vars
+from ibprov.render.sm import SmData, build_sm_data
+from ibprov.render.templates import RENDER_HEADER, render_role_template
+from ibprov.render.topology_file import build_topology_file
+from ibprov.spec import LoadedSpec
+from ibprov.twin.netfile import build_twin
+
+MANIFEST = ".ibprov-render"
+SM_TEMPLATES = "etc/opensm"
+
+
+@dataclass
+class RenderOutput:
+    files: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    synthetic: list[str] = field(default_factory=list)
+
+
+def _yaml(data: Any, header: str) -> str:
+    body = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
+    return f"# {header}\n---\n{body}"
+
+
+def sm_file_variables(sm: SmData, config_dir: str, header: str) -> dict[str, Any]:
+    """Variables for the ib_sm templates outside Ansible (no secrets: those are set at apply time)."""
+    return {
+        **sm.common,
+        "ib_sm_config_dir": config_dir,
+        "ansible_managed": header,
+        "ib_sm_sm_key": None,
+        "ib_sm_m_key": None,
+    }
+
+
+def render_sm_files(sm: SmData, config_dir: str, header: str) -> dict[str, str]:
+    """opensm.conf per instance plus the shared files, rendered by the ib_sm role's own templates."""
+    variables = sm_file_variables(sm, config_dir, header)
+    files: dict[str, str] = {}
+    for host, instances in sorted(sm.instances.items()):
+        for inst in instances:
+            if "port_guid" in inst:
+                files[f"{host}/opensm.{inst['device']}-{inst['port']}.conf"] = render_role_template(
+                    "ib_sm", f"{SM_TEMPLATES}/opensm.conf.j2", {**variables, "ib_sm_instance": inst}
+                )
+    for name in ("partitions.conf", "qos-policy.conf", "node-name-map"):
+        files[name] = render_role_template("ib_sm", f"{SM_TEMPLATES}/{name}.j2", variables)
+    for name, key in (("root-guids.conf", "ib_sm_root_guids"), ("cn-guids.conf", "ib_sm_cn_guids")):
+        if sm.common[key]:
+            files[name] = render_role_template(
+                "ib_sm", f"{SM_TEMPLATES}/guid-list.j2", {**variables, "ib_sm_guid_list": sm.common[key]}
+            )
+    return files
+
+
+def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False) -> RenderOutput:
+    """Everything render writes, in memory. Raises SpecError when a partition member's GUID is unknown."""
+    spec = loaded.spec
+    header = RENDER_HEADER.format(spec=loaded.path.name if loaded.path else "cluster.yaml")
+    book = GuidBook.for_spec(loaded, allow_synthetic=synthetic_guids)
+    sm = build_sm_data(loaded, book)
+    if sm.problems:
+        raise SpecError(sm.problems)
+    out = RenderOutput(notes=list(sm.notes))
+    f = out.files
+    f["inventory/hosts.yml"] = _yaml(hosts(loaded, set(sm.instances)), header)
+    f["inventory/group_vars/all.yml"] = _yaml(
+        {"ibprov_cluster": spec.cluster.name, "ansible_user": spec.cluster.ssh_user}, header
+    )
+    f["inventory/group_vars/ib_nodes.yml"] = _yaml(stack_vars(loaded), header)
+    f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
+    host_vars: dict[str, dict[str, Any]] = {}
+    for host, instances in sm.instances.items():
+        host_vars.setdefault(host, {}).update({"ib_sm_enabled": True, "ib_sm_instances": instances})
+    for host, ifaces in ipoib_vars(loaded).items():
+        host_vars.setdefault(host, {})["ib_ipoib_interfaces"] = ifaces
+    for host in sorted(host_vars):
+        f[f"inventory/host_vars/{host}.yml"] = _yaml(host_vars[host], header)
+    for name, text in render_sm_files(sm, "/etc/opensm", header).items():
+        f[f"opensm/{name}"] = text
+    twin_book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
+    f["fabric/topology.ibnd"] = build_topology_file(loaded, book)
+    twin = build_twin(loaded, twin_book)
+    f["fabric/twin.net"] = twin.text
+    out.notes += twin.notes
+    out.synthetic = sorted(twin_book.synthetic | book.synthetic)
+    if twin_book.synthetic and not synthetic_guids:
+        out.notes.append("the twin stands in synthetic GUIDs; render the twin's own OpenSM files with `ibprov twin`")
+    if out.synthetic:
+        out.notes.append(
+            f"synthetic GUIDs for {len(out.synthetic)} devices (twin"
+            f"{' and OpenSM files' if synthetic_guids else ' only'}): {', '.join(out.synthetic[:5])}"
+            f"{' ...' if len(out.synthetic) > 5 else ''}"
+        )
+    return out
+
+
+def diff_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
+    """Unified diffs between ``files`` and what is in ``out_dir`` (missing and stale files included)."""
+    diffs: list[str] = []
+    previous = _manifest(out_dir)
+    for rel in sorted(set(files) | previous):
+        path = out_dir / rel
+        old = path.read_text() if path.is_file() else ""
+        new = files.get(rel, "")
+        if old != new or (rel in files) != path.is_file():
+            diffs.append(
+                "".join(
+                    difflib.unified_diff(
+                        old.splitlines(keepends=True),
+                        new.splitlines(keepends=True),
+                        fromfile=f"a/{rel}",
+                        tofile=f"b/{rel}",
+                    )
+                )
+                or f"--- a/{rel}\n+++ b/{rel}\n"
+            )
+    return diffs
+
+
+def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
+    """Write ``files`` under ``out_dir`` (atomically, only what changed); remove files a previous render
+    wrote that are no longer produced. Returns the relative paths that changed."""
+    changed: list[str] = []
+    previous = _manifest(out_dir)
+    for rel, text in sorted(files.items()):
+        path = out_dir / rel
+        if path.is_file() and path.read_text() == text:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+        changed.append(rel)
+    for rel in sorted(previous - set(files)):
+        (out_dir / rel).unlink(missing_ok=True)
+        changed.append(rel)
+    manifest = "".join(f"{rel}\n" for rel in sorted(files))
+    (out_dir / MANIFEST).write_text(manifest)
+    return changed
+
+
+def _manifest(out_dir: Path) -> set[str]:
+    path = out_dir / MANIFEST
+    if not path.is_file():
+        return set()
+    return {line for line in path.read_text().splitlines() if line and ".." not in line}

@@ -1,0 +1,144 @@
+"""GUID resolution: the spec first, then the lock file `ibprov discover` writes, then (twin only) synthetic.
+
+Partitions name nodes but OpenSM needs port GUIDs; the node-name map needs node GUIDs; ftree/updn root
+files need switch node GUIDs. Synthetic GUIDs are stable (derived from the names, not from positions) and
+carry the locally administered prefix 0x02 so they can never be mistaken for real hardware.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ibprov.errors import Problem, SpecError
+from ibprov.spec import LoadedSpec
+
+SYNTHETIC_PREFIX = 0x02 << 56
+
+
+def synthetic_guid(*parts: str) -> int:
+    """A stable GUID for a named object: 0x02 + 40 bits of SHA-256 + a zero low byte (room for ports)."""
+    digest = hashlib.sha256("/".join(parts).encode()).digest()
+    return SYNTHETIC_PREFIX | (int.from_bytes(digest[:5], "big") << 8)
+
+
+def fmt_guid(guid: int) -> str:
+    return f"0x{guid:016x}"
+
+
+@dataclass(frozen=True)
+class LockFile:
+    """GUIDs found on a live fabric, matched to spec names (written by `ibprov discover`)."""
+
+    switches: dict[str, int] = field(default_factory=dict)
+    hca_nodes: dict[tuple[str, str], int] = field(default_factory=dict)
+    hca_ports: dict[tuple[str, str, int], int] = field(default_factory=dict)
+
+    @staticmethod
+    def path_for(spec_path: Path) -> Path:
+        return spec_path.with_name(spec_path.stem + ".lock.yaml")
+
+    @classmethod
+    def read(cls, path: Path) -> LockFile:
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise SpecError([Problem(str(path), 1, 1, "", f"cannot read lock file: {exc}")]) from None
+        try:
+            return cls._from_data(data)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise SpecError([Problem(str(path), 1, 1, "", f"malformed lock file: {exc}")]) from None
+
+    @classmethod
+    def _from_data(cls, data: dict[str, Any]) -> LockFile:
+        switches = {str(k): _int(v["node_guid"]) for k, v in (data.get("switches") or {}).items()}
+        nodes: dict[tuple[str, str], int] = {}
+        ports: dict[tuple[str, str, int], int] = {}
+        for node, hcas in (data.get("nodes") or {}).items():
+            for dev, info in (hcas or {}).items():
+                if info.get("node_guid") is not None:
+                    nodes[(str(node), str(dev))] = _int(info["node_guid"])
+                for port, guid in (info.get("port_guids") or {}).items():
+                    ports[(str(node), str(dev), int(port))] = _int(guid)
+        return cls(switches, nodes, ports)
+
+    def to_yaml(self) -> str:
+        nodes: dict[str, dict[str, dict[str, Any]]] = {}
+        for (node, dev), guid in sorted(self.hca_nodes.items()):
+            nodes.setdefault(node, {}).setdefault(dev, {})["node_guid"] = fmt_guid(guid)
+        for (node, dev, port), guid in sorted(self.hca_ports.items()):
+            nodes.setdefault(node, {}).setdefault(dev, {}).setdefault("port_guids", {})[port] = fmt_guid(guid)
+        data = {
+            "switches": {name: {"node_guid": fmt_guid(g)} for name, g in sorted(self.switches.items())},
+            "nodes": nodes,
+        }
+        header = "# GUIDs discovered on the fabric and matched to cluster.yaml names. Written by `ibprov discover`.\n"
+        return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else int(str(value), 16)
+
+
+@dataclass
+class GuidBook:
+    """Every GUID render needs, with where it came from ('spec', 'lock' or 'synthetic')."""
+
+    loaded: LoadedSpec
+    lock: LockFile
+    allow_synthetic: bool = False
+    twin: bool = False  # ibsim's convention wins: port GUID = node GUID + port
+    synthetic: set[str] = field(default_factory=set)
+    _hcas: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._hcas = {(n.name, h.device): h for n in self.loaded.spec.nodes for h in n.hcas}
+
+    @classmethod
+    def for_spec(cls, loaded: LoadedSpec, *, allow_synthetic: bool = False, twin: bool = False) -> GuidBook:
+        lock = LockFile()
+        if loaded.path is not None:
+            lock_path = LockFile.path_for(loaded.path)
+            if lock_path.exists():
+                lock = LockFile.read(lock_path)
+        return cls(loaded, lock, allow_synthetic, twin)
+
+    @property
+    def cluster(self) -> str:
+        return self.loaded.spec.cluster.name
+
+    def switch_guid(self, name: str) -> int | None:
+        sw = self.loaded.topology.switches[name]
+        guid = sw.node_guid or self.lock.switches.get(name)
+        if guid is None and self.allow_synthetic:
+            self.synthetic.add(f"switch {name}")
+            guid = synthetic_guid(self.cluster, "switch", name)
+        return guid
+
+    def hca_guid(self, node: str, device: str) -> int | None:
+        hca = self._hca(node, device)
+        ports = {p: g for (n, d, p), g in self.lock.hca_ports.items() if (n, d) == (node, device)}
+        ports.update(hca.port_guids)
+        guid = None if self.twin and ports else hca.node_guid or self.lock.hca_nodes.get((node, device))
+        if guid is None and ports:
+            port = min(ports)
+            guid = ports[port] - port  # ibsim's convention: port GUID = node GUID + port
+        if guid is None and self.allow_synthetic:
+            self.synthetic.add(f"{node}/{device}")
+            guid = synthetic_guid(self.cluster, "hca", node, device)
+        return guid
+
+    def port_guid(self, node: str, device: str, port: int) -> int | None:
+        hca = self._hca(node, device)
+        guid = hca.port_guids.get(port) or self.lock.hca_ports.get((node, device, port))
+        if guid is None and self.allow_synthetic:
+            base = self.hca_guid(node, device)
+            guid = None if base is None else base + port
+        return guid
+
+    def _hca(self, node: str, device: str) -> Any:
+        return self._hcas[(node, device)]

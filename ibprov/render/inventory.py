@@ -1,0 +1,71 @@
+"""The Ansible inventory: hosts and groups, and the role variables as group_vars / host_vars.
+
+Every variable written here is declared in a role's meta/argument_specs.yml (a test enforces it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ibprov.spec import LoadedSpec
+from ibprov.spec.rules import interface_name, ipoib_pool, partition_nodes
+
+
+def hosts(loaded: LoadedSpec, sm_hosts: set[str]) -> dict[str, Any]:
+    spec = loaded.spec
+    all_hosts: dict[str, Any] = {}
+    for node in spec.nodes:
+        entry: dict[str, Any] = {}
+        if node.address:
+            entry["ansible_host"] = node.address
+        if node.user and node.user != spec.cluster.ssh_user:
+            entry["ansible_user"] = node.user
+        all_hosts[node.name] = entry or None
+    groups: dict[str, dict[str, Any]] = {}
+    for node in spec.nodes:
+        for g in node.groups:
+            groups.setdefault(g, {"hosts": {}})["hosts"][node.name] = None
+    children: dict[str, Any] = {
+        "ib_nodes": {"hosts": all_hosts},
+        "ib_sm": {"hosts": {n.name: None for n in spec.nodes if n.name in sm_hosts}},
+    }
+    children.update(dict(sorted(groups.items())))
+    return {"all": {"children": children}}
+
+
+def stack_vars(loaded: LoadedSpec) -> dict[str, Any]:
+    stack = loaded.spec.stack
+    out: dict[str, Any] = {"ib_stack_kind": stack.kind}
+    if stack.version:
+        out["ib_stack_version"] = stack.version
+    if stack.repository:
+        out["ib_stack_repository"] = stack.repository
+    return out
+
+
+def ipoib_vars(loaded: LoadedSpec) -> dict[str, list[dict[str, Any]]]:
+    """host -> ib_ipoib_interfaces."""
+    spec = loaded.spec
+    members = partition_nodes(spec)
+    pkeys = {p.name: p.pkey for p in spec.partitions}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for iface in spec.ipoib:
+        nodes_in = members.get(iface.partition, set())
+        need = [n.name for n in spec.nodes if n.name in nodes_in and n.name not in iface.addresses]
+        addresses = dict(iface.addresses)
+        addresses.update(zip(need, ipoib_pool(iface, need), strict=True))
+        pkey = pkeys.get(iface.partition)
+        for node in spec.nodes:
+            if node.name not in addresses:
+                continue
+            out.setdefault(node.name, []).append(
+                {
+                    "name": interface_name(spec, iface),
+                    "parent": iface.parent,
+                    "pkey": (pkey | 0x8000) if pkey is not None else None,
+                    "mode": iface.mode,
+                    "mtu": iface.effective_mtu,
+                    "address": f"{addresses[node.name]}/{iface.subnet.prefixlen}",
+                }
+            )
+    return out

@@ -1,0 +1,247 @@
+"""The subnet manager's data: the ib_sm role variables (opensm options, partitions, QoS policy, GUID files)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ibprov.errors import Problem
+from ibprov.render.guids import GuidBook, fmt_guid
+from ibprov.spec import LoadedSpec
+from ibprov.spec.model import ClusterSpec, Member, Partition, QosTables, SmInstance
+from ibprov.spec.units import MTU_CODE, RATE_CODE
+
+_QOS_PREFIX = {
+    "ca": "qos_ca_",
+    "switch_port0": "qos_sw0_",
+    "switch_external": "qos_swe_",
+    "router": "qos_rtr_",
+}
+_SPECIFICITY = {"node": 3, "group": 2, "all": 1}
+_RANK = {"limited": 0, "both": 1, "full": 2}
+
+
+@dataclass
+class SmData:
+    """What render derives for the SM nodes; ``problems`` lists GUIDs that could not be resolved."""
+
+    common: dict[str, Any] = field(default_factory=dict)
+    instances: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # host -> ib_sm_instances
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _secret_expr(ref: str) -> str:
+    """``env:X`` -> an env lookup, ``vault:x`` -> the vaulted variable; resolved by Ansible at apply time."""
+    kind, _, name = ref.partition(":")
+    if kind == "env":
+        return "{{ lookup('ansible.builtin.env', '" + name + "') }}"
+    return "{{ " + name + " }}"
+
+
+def sm_options(spec: ClusterSpec) -> dict[str, Any]:
+    sm = spec.subnet_manager
+    opts: dict[str, Any] = {
+        "subnet_prefix": fmt_guid(spec.cluster.subnet_prefix),
+        "routing_engine": ",".join(sm.routing_engine),
+        "lmc": sm.lmc,
+        "sweep_interval": sm.sweep_interval,
+        "qos": spec.qos.enabled,
+    }
+    if any(m.membership == "both" or p.defmember == "both" for p in spec.partitions for m in p.members):
+        opts["allow_both_pkeys"] = True
+    if spec.qos.enabled:
+        opts.update(_qos_tables("qos_", spec.qos))
+        for name, prefix in _QOS_PREFIX.items():
+            tables = getattr(spec.qos, name)
+            if tables is not None:
+                opts.update(_qos_tables(prefix, tables))
+    return opts
+
+
+def _qos_tables(prefix: str, t: QosTables) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if t.max_vls is not None:
+        out[prefix + "max_vls"] = t.max_vls
+    if t.high_limit is not None:
+        out[prefix + "high_limit"] = t.high_limit
+    if t.vlarb_high is not None:
+        out[prefix + "vlarb_high"] = ",".join(f"{vl}:{w}" for vl, w in t.vlarb_high)
+    if t.vlarb_low is not None:
+        out[prefix + "vlarb_low"] = ",".join(f"{vl}:{w}" for vl, w in t.vlarb_low)
+    if t.sl2vl is not None:
+        out[prefix + "sl2vl"] = ",".join(str(v) for v in t.sl2vl)
+    return out
+
+
+def _member_kind(m: Member) -> str:
+    return "node" if m.node else "group" if m.group else "all"
+
+
+def _member_ports(
+    loaded: LoadedSpec, book: GuidBook, part_index: int, part: Partition, problems: list[Problem]
+) -> list[dict[str, str]]:
+    """Port GUID -> membership for one partition; the most specific member entry wins, then the strongest."""
+    spec = loaded.spec
+    chosen: dict[tuple[str, str, int], tuple[int, int, str]] = {}
+    origin: dict[tuple[str, str, int], tuple[str | int, ...]] = {}
+    by_group: dict[str, list[str]] = {}
+    for n in spec.nodes:
+        for g in n.groups:
+            by_group.setdefault(g, []).append(n.name)
+    nodes = {n.name: n for n in spec.nodes}
+    for j, m in enumerate(part.members):
+        names = (
+            [n.name for n in spec.nodes] if m.all else by_group.get(m.group or "", []) if m.group else [m.node or ""]
+        )
+        membership: str = m.membership or part.defmember
+        rank = (_SPECIFICITY[_member_kind(m)], _RANK[membership], membership)
+        for name in names:
+            for hca in nodes[name].hcas:
+                for port in hca.ports:
+                    key = (name, hca.device, port)
+                    if key not in chosen or rank[:2] > chosen[key][:2]:
+                        chosen[key] = rank
+                        origin[key] = ("partitions", part_index, "members", j)
+    out: list[tuple[int, str]] = []
+    for (node, dev, port), (_s, _r, membership) in chosen.items():
+        guid = book.port_guid(node, dev, port)
+        if guid is None:
+            problems.append(
+                loaded.source.problem(
+                    origin[(node, dev, port)],
+                    f"partition {part.name}: no port GUID for {node}/{dev}:{port}; add it under "
+                    f"{node}'s hcas[].port_guids or run `ibprov discover` to write the lock file",
+                )
+            )
+            continue
+        out.append((guid, membership))
+    return [{"guid": fmt_guid(g), "membership": ms} for g, ms in sorted(out)]
+
+
+def _partition_vars(loaded: LoadedSpec, book: GuidBook, problems: list[Problem]) -> list[dict[str, Any]]:
+    out = []
+    for i, p in enumerate(loaded.spec.partitions):
+        out.append(
+            {
+                "name": p.name,
+                "pkey": p.pkey,
+                "ipoib": p.ipoib,
+                "mtu": MTU_CODE[p.mtu] if p.mtu is not None else None,
+                "rate": RATE_CODE[p.rate] if p.rate is not None else None,
+                "sl": p.sl,
+                "defmember": p.defmember,
+                "members": _member_ports(loaded, book, i, p, problems),
+            }
+        )
+    return out
+
+
+def _qos_policy(spec: ClusterSpec) -> dict[str, Any] | None:
+    if not spec.qos.enabled:
+        return None
+    pkeys = {p.name: p.pkey for p in spec.partitions}
+    return {
+        "default_sl": spec.qos.default_sl,
+        "levels": [
+            {
+                "name": lv.name,
+                "use": lv.use,
+                "sl": lv.sl,
+                "mtu_limit": MTU_CODE[lv.mtu_limit] if lv.mtu_limit is not None else None,
+                "rate_limit": RATE_CODE[lv.rate_limit] if lv.rate_limit is not None else None,
+                "packet_life": lv.packet_life,
+            }
+            for lv in spec.qos.levels
+        ],
+        "match_rules": [
+            {
+                "use": r.use,
+                "qos_level": r.qos_level,
+                "pkeys": [f"0x{pkeys[name]:04x}" for name in r.partitions],
+                "service_ids": list(r.service_ids),
+                "qos_class": list(r.qos_class),
+            }
+            for r in spec.qos.match_rules
+        ],
+    }
+
+
+def _sm_port(spec: ClusterSpec, inst: SmInstance) -> tuple[str, int]:
+    node = next(n for n in spec.nodes if n.name == inst.node)
+    hca = next(h for h in node.hcas if h.device == inst.hca) if inst.hca else node.hcas[0]
+    return hca.device, inst.port
+
+
+def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
+    spec = loaded.spec
+    data = SmData()
+    for inst in spec.subnet_manager.instances:
+        device, port = _sm_port(spec, inst)
+        entry: dict[str, Any] = {"device": device, "port": port, "priority": inst.priority}
+        guid = book.port_guid(inst.node, device, port)
+        if guid is None:
+            data.notes.append(
+                f"SM port GUID of {inst.node}/{device}:{port} is not known yet: "
+                "the ib_sm role reads it on the host at apply time"
+            )
+        else:
+            entry["port_guid"] = fmt_guid(guid)
+        data.instances.setdefault(inst.node, []).append(entry)
+    name_map = []
+    for node in spec.nodes:
+        for hca in node.hcas:
+            g = book.hca_guid(node.name, hca.device)
+            if g is not None:
+                name_map.append({"guid": fmt_guid(g), "name": node.description or f"{node.name} {hca.device}"})
+    for name, sw in loaded.topology.switches.items():
+        g = book.switch_guid(name)
+        if g is not None:
+            name_map.append({"guid": fmt_guid(g), "name": sw.node_desc})
+    data.common = {
+        "ib_sm_options": sm_options(spec),
+        "ib_sm_default_partition": {
+            "membership": spec.default_partition.membership,
+            "ipoib": spec.default_partition.ipoib,
+            "mtu": MTU_CODE[spec.default_partition.mtu] if spec.default_partition.mtu else None,
+            "rate": RATE_CODE[spec.default_partition.rate] if spec.default_partition.rate else None,
+            "sl": spec.default_partition.sl,
+        },
+        "ib_sm_partitions": _partition_vars(loaded, book, data.problems),
+        "ib_sm_qos_policy": _qos_policy(spec),
+        "ib_sm_node_name_map": sorted(name_map, key=lambda e: e["guid"]),
+        "ib_sm_root_guids": _root_guids(loaded, book, data.notes),
+        "ib_sm_cn_guids": _cn_guids(loaded, book, data.notes),
+    }
+    if spec.subnet_manager.sm_key:
+        data.common["ib_sm_sm_key"] = _secret_expr(spec.subnet_manager.sm_key)
+    if spec.subnet_manager.m_key:
+        data.common["ib_sm_m_key"] = _secret_expr(spec.subnet_manager.m_key)
+    return data
+
+
+def _root_guids(loaded: LoadedSpec, book: GuidBook, notes: list[str]) -> list[str]:
+    engines = set(loaded.spec.subnet_manager.routing_engine)
+    if not engines & {"ftree", "updn"}:
+        return []
+    switches = loaded.topology.switches
+    top = "core" if any(s.role == "core" for s in switches.values()) else "spine"
+    roots = sorted(name for name, s in switches.items() if s.role == top)
+    guids = [book.switch_guid(name) for name in roots]
+    if not roots or any(g is None for g in guids):
+        notes.append(
+            f"no root_guid_file: {'no ' + top + ' switches' if not roots else 'switch GUIDs unknown'}"
+            "; OpenSM detects the roots itself"
+        )
+        return []
+    return [fmt_guid(g) for g in sorted(g for g in guids if g is not None)]
+
+
+def _cn_guids(loaded: LoadedSpec, book: GuidBook, notes: list[str]) -> list[str]:
+    if "ftree" not in loaded.spec.subnet_manager.routing_engine:
+        return []
+    guids = [book.port_guid(n.name, h.device, p) for n in loaded.spec.nodes for h in n.hcas for p in h.ports]
+    if any(g is None for g in guids):
+        notes.append("no cn_guid_file: some port GUIDs are unknown; ftree treats every CA as a compute node")
+        return []
+    return [fmt_guid(g) for g in sorted(g for g in guids if g is not None)]

@@ -1,0 +1,246 @@
+"""Prove a rendered configuration on the twin with the real OpenSM: the subnet comes up under the planned
+master with the planned routing engine, no partition parse error, and every port holds exactly its
+planned PKeys (and, with QoS on, the planned SL2VL and VL arbitration tables)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ibprov.render.guids import GuidBook, fmt_guid
+from ibprov.render.sm import build_sm_data
+from ibprov.spec import LoadedSpec
+from ibprov.spec.model import QosTables
+from ibprov.twin.proof import TwinRun, start_twin
+from ibprov.verify.collect import ParseError, ibnetdiscover, sminfo, smpquery
+
+# What OpenSM 3.3.23 logs when it throws the partition file away or cannot use its configuration.
+LOG_FAILURES = (
+    (re.compile(r"PARSE ERROR.*"), "partitions.conf parse error"),
+    (re.compile(r"Partition configuration in error.*"), "OpenSM fell back to the default partition"),
+    (re.compile(r"Falling back to default routing.*"), "routing engine fell back to minhop"),
+    (re.compile(r"ERR [0-9A-F]{4}:.*"), "OpenSM error"),
+)
+_ERROR_LEVEL = re.compile(r" 0x01 -> (.*)")
+
+
+@dataclass
+class ProofResult:
+    lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def log_failures(text: str) -> list[str]:
+    """The lines of an OpenSM log that mean the configuration was not (fully) applied."""
+    found = []
+    for line in text.splitlines():
+        for pattern, what in LOG_FAILURES:
+            match = pattern.search(line)
+            if match:
+                found.append(f"{what}: {match.group(0).strip()}")
+                break
+        else:
+            error = _ERROR_LEVEL.search(line)
+            if error:
+                found.append(f"OpenSM error: {error.group(1).strip()}")
+    return found
+
+
+def expected_pkeys(loaded: LoadedSpec, book: GuidBook) -> dict[str, set[int]]:
+    """Port GUID -> the PKey table entries (full bit included) the plan gives it."""
+    spec = loaded.spec
+    sm = build_sm_data(loaded, book)
+    sm_ports = {i["port_guid"] for insts in sm.instances.values() for i in insts if "port_guid" in i}
+    default = 0xFFFF if spec.default_partition.membership == "full" else 0x7FFF
+    out: dict[str, set[int]] = {}
+    for node in spec.nodes:
+        for hca in node.hcas:
+            for port in hca.ports:
+                guid = book.port_guid(node.name, hca.device, port)
+                if guid is not None:
+                    g = fmt_guid(guid)
+                    out[g] = {0xFFFF if g in sm_ports else default}
+    for part in sm.common["ib_sm_partitions"]:
+        for member in part["members"]:
+            keys = out.setdefault(member["guid"], set())
+            if member["membership"] in ("full", "both"):
+                keys.add(part["pkey"] | 0x8000)
+            if member["membership"] == "limited" or (
+                member["membership"] == "both" and sm.common["ib_sm_options"].get("allow_both_pkeys")
+            ):
+                keys.add(part["pkey"])
+    return out
+
+
+def prove(
+    loaded: LoadedSpec,
+    workdir: Path,
+    *,
+    timeout: float = 120.0,
+    before_start: Callable[[Path], None] | None = None,
+) -> ProofResult:
+    """Bring the plan up on the twin and check it. ``before_start(opensm_dir)`` may alter the rendered
+    OpenSM files first (tests use it to prove that a broken configuration is caught)."""
+    result = ProofResult()
+    run = start_twin(loaded, workdir, before_start=before_start)
+    try:
+        _prove(loaded, run, result, timeout)
+    finally:
+        run.stop()
+    return result
+
+
+def _prove(loaded: LoadedSpec, run: TwinRun, result: ProofResult, timeout: float) -> None:
+    spec = loaded.spec
+    master = run.master
+    if not master.wait_for("SUBNET UP", timeout):
+        result.problems.append(
+            f"no SUBNET UP within {timeout:g}s; last log lines: "
+            + " / ".join(master.log_text().strip().splitlines()[-3:])
+        )
+        return
+    result.lines.append(
+        f"SUBNET UP on the twin ({len(loaded.topology.switches)} switches, "
+        f"{sum(len(n.hcas) for n in spec.nodes)} HCAs, {len(loaded.topology.links)} links)"
+    )
+    for _node, _prio, sm in run.sms:
+        result.problems += [f"{sm.sim_host}: {p}" for p in log_failures(sm.log_text())]
+    engine = spec.subnet_manager.routing_engine[0]
+    if f"{engine} tables configured" not in master.log_text():
+        result.problems.append(f"routing engine {engine} did not configure the switches (see {master.log})")
+    else:
+        result.lines.append(f"routing engine {engine} in use")
+    book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
+    probe = _probe_host(loaded, run)
+    _check_master(loaded, run, book, probe, result)
+    fabric = _discover(run, probe, result)
+    if fabric is None:
+        return
+    lids = {
+        fmt_guid(p.guid): (p.lid, p.number)
+        for n in fabric.nodes
+        if n.type == "CA"
+        for p in n.ports
+        if p.guid is not None and p.lid is not None
+    }
+    _check_pkeys(loaded, run, book, probe, lids, result)
+    if spec.qos.enabled:
+        _check_qos(loaded, run, probe, lids, result)
+
+
+def _probe_host(loaded: LoadedSpec, run: TwinRun) -> str:
+    """A port to run diags from: one that hosts no SM, as an admin's login node would be."""
+    sm_hosts = {sm.sim_host for _n, _p, sm in run.sms}
+    free = sorted(h for h in run.sim_hosts.values() if h not in sm_hosts)
+    return free[0] if free else sorted(run.sim_hosts.values())[0]
+
+
+def _check_master(loaded: LoadedSpec, run: TwinRun, book: GuidBook, probe: str, result: ProofResult) -> None:
+    top = max(loaded.spec.subnet_manager.instances, key=lambda i: i.priority)
+    node = next(n for n in loaded.spec.nodes if n.name == top.node)
+    device = top.hca or node.hcas[0].device
+    planned = book.port_guid(top.node, device, top.port)
+    out = run.sim.run(["sminfo"], probe)
+    try:
+        info = sminfo.parse(out.stdout)
+    except ParseError as exc:
+        result.problems.append(f"sminfo: {exc}")
+        return
+    if info.state_name != "SMINFO_MASTER" or info.guid != planned or info.priority != top.priority:
+        result.problems.append(
+            f"master SM: planned {top.node} ({fmt_guid(planned or 0)}, priority {top.priority}), "
+            f"found {fmt_guid(info.guid)} priority {info.priority} {info.state_name}"
+        )
+    else:
+        result.lines.append(f"master SM is {top.node} {device}:{top.port} with priority {top.priority}")
+
+
+def _discover(run: TwinRun, probe: str, result: ProofResult) -> ibnetdiscover.Fabric | None:
+    out = run.sim.run(["ibnetdiscover"], probe)
+    try:
+        return ibnetdiscover.parse(out.stdout)
+    except ParseError as exc:
+        result.problems.append(f"ibnetdiscover: {exc}")
+        return None
+
+
+def _check_pkeys(
+    loaded: LoadedSpec,
+    run: TwinRun,
+    book: GuidBook,
+    probe: str,
+    lids: dict[str, tuple[int, int]],
+    result: ProofResult,
+) -> None:
+    expected = expected_pkeys(loaded, book)
+    bad = 0
+    for guid, want in sorted(expected.items()):
+        if guid not in lids:
+            result.problems.append(f"port {guid} is not on the twin")
+            continue
+        lid, port = lids[guid]
+        out = run.sim.run(["smpquery", "pkeys", str(lid), str(port)], probe)
+        try:
+            have = set(smpquery.parse_pkeys(out.stdout).pkeys)
+        except ParseError as exc:
+            result.problems.append(f"smpquery pkeys {lid}: {exc}")
+            continue
+        if have != want:
+            bad += 1
+            result.problems.append(f"port {guid} (lid {lid}) PKeys: planned {_keys(want)}, found {_keys(have)}")
+    result.lines.append(f"PKey tables: {len(expected) - bad} of {len(expected)} ports exactly as planned")
+
+
+def _keys(keys: set[int]) -> str:
+    return "[" + ", ".join(f"0x{k:04x}" for k in sorted(keys)) + "]"
+
+
+def _check_qos(
+    loaded: LoadedSpec, run: TwinRun, probe: str, lids: dict[str, tuple[int, int]], result: ProofResult
+) -> None:
+    qos = loaded.spec.qos
+    tables = QosTables(
+        max_vls=(qos.ca.max_vls if qos.ca and qos.ca.max_vls else qos.max_vls),
+        sl2vl=(qos.ca.sl2vl if qos.ca and qos.ca.sl2vl else qos.sl2vl),
+        vlarb_high=(qos.ca.vlarb_high if qos.ca and qos.ca.vlarb_high else qos.vlarb_high),
+        vlarb_low=(qos.ca.vlarb_low if qos.ca and qos.ca.vlarb_low else qos.vlarb_low),
+    )
+    for guid, (lid, port) in sorted(lids.items()):
+        if tables.sl2vl is not None:
+            result.problems += _sl2vl_problems(run, probe, guid, lid, port, tables.sl2vl)
+        if tables.vlarb_high is not None or tables.vlarb_low is not None:
+            result.problems += _vlarb_problems(run, probe, guid, lid, port, tables)
+    result.lines.append(f"QoS tables read back from {len(lids)} CA ports")
+
+
+def _sl2vl_problems(run: TwinRun, probe: str, guid: str, lid: int, port: int, planned: tuple[int, ...]) -> list[str]:
+    out = run.sim.run(["smpquery", "sl2vl", str(lid), str(port)], probe)
+    try:
+        rows = smpquery.parse_sl2vl(out.stdout).rows
+    except ParseError as exc:
+        return [f"smpquery sl2vl {lid}: {exc}"]
+    found = rows[0][2] if rows else ()
+    if tuple(found) != tuple(planned):
+        return [f"port {guid} SL2VL: planned {list(planned)}, found {list(found)}"]
+    return []
+
+
+def _vlarb_problems(run: TwinRun, probe: str, guid: str, lid: int, port: int, tables: QosTables) -> list[str]:
+    out = run.sim.run(["smpquery", "vlarb", str(lid), str(port)], probe)
+    try:
+        arb = smpquery.parse_vlarb(out.stdout)
+    except ParseError as exc:
+        return [f"smpquery vlarb {lid}: {exc}"]
+    problems = []
+    for name, planned, table in (("high", tables.vlarb_high, arb.high), ("low", tables.vlarb_low, arb.low)):
+        if planned is not None and not _arb_matches(planned, table):
+            problems.append(f"port {guid} VLArb {name}: planned {list(planned)}, found {list(table)}")
+    return problems
+
+
+def _arb_matches(planned: tuple[tuple[int, int], ...], have: tuple[tuple[int, int], ...]) -> bool:
+    """The port's table starts with the planned entries and every entry after them has weight 0."""
+    n = len(planned)
+    return list(have[:n]) == list(planned) and all(weight == 0 for _vl, weight in have[n:])

@@ -1,0 +1,86 @@
+"""Bring the planned fabric up on the twin: ibsim on twin.net, OpenSM with the rendered configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ibprov.render import render_sm_files
+from ibprov.render.guids import GuidBook
+from ibprov.render.sm import build_sm_data
+from ibprov.spec import LoadedSpec
+from ibprov.twin.netfile import build_twin, hca_id
+from ibprov.twin.sim import OpenSM, SimFabric, start_sim
+
+TWIN_HEADER = "Rendered by ibprov for the fabric twin"
+
+
+@dataclass
+class TwinRun:
+    sim: SimFabric
+    sms: list[tuple[str, int, OpenSM]] = field(default_factory=list)  # (node, priority, process)
+    sim_hosts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def master(self) -> OpenSM:
+        """The planned master: the SM with the highest priority."""
+        return max(self.sms, key=lambda s: s[1])[2]
+
+    def stop(self) -> None:
+        self.sim.stop()
+
+
+def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path], dict[str, str]]:
+    """Write twin.net and the OpenSM files (paths pointing into ``workdir``) for the twin, with synthetic
+    GUIDs where the spec has none. Returns the net file, {"node/device:port": opensm.conf}, sim hosts."""
+    book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
+    twin = build_twin(loaded, book)
+    workdir.mkdir(parents=True, exist_ok=True)
+    netfile = workdir / "twin.net"
+    netfile.write_text(twin.text)
+    sm = build_sm_data(loaded, book)
+    conf_dir = workdir / "opensm"
+    conf_dir.mkdir(exist_ok=True)
+    configs: dict[str, Path] = {}
+    for rel, text in render_sm_files(sm, str(conf_dir), TWIN_HEADER).items():
+        path = conf_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        host, _, name = rel.partition("/")
+        if name.startswith("opensm."):
+            device_port = name.removeprefix("opensm.").removesuffix(".conf")
+            device, _, port = device_port.rpartition("-")
+            configs[f"{host}/{device}:{port}"] = path
+    return netfile, configs, twin.sim_hosts
+
+
+def start_twin(
+    loaded: LoadedSpec,
+    workdir: Path,
+    *,
+    start_sms: bool = True,
+    socket: str | None = None,
+    before_start: Callable[[Path], None] | None = None,
+) -> TwinRun:
+    """Start ibsim and (optionally) every planned OpenSM instance, highest priority first."""
+    netfile, configs, sim_hosts = write_twin(loaded, workdir)
+    if before_start is not None:
+        before_start(workdir / "opensm")
+    nodes = sum(len(n.hcas) for n in loaded.spec.nodes) + len(loaded.topology.switches)
+    sim = start_sim(netfile, workdir / "sim", socket=socket, max_nodes=max(4096, nodes + 16))
+    run = TwinRun(sim, sim_hosts=sim_hosts)
+    if not start_sms:
+        return run
+    try:
+        instances = sorted(loaded.spec.subnet_manager.instances, key=lambda i: -i.priority)
+        for inst in instances:
+            node = next(n for n in loaded.spec.nodes if n.name == inst.node)
+            device = inst.hca or node.hcas[0].device
+            conf = configs[f"{inst.node}/{device}:{inst.port}"]
+            sm = sim.start_opensm(hca_id(inst.node, device), conf, name=f"opensm-{inst.node}-{device}-{inst.port}")
+            run.sms.append((inst.node, inst.priority, sm))
+    except Exception:
+        run.stop()
+        raise
+    return run

@@ -1,0 +1,182 @@
+"""Run the twin: ibsim on a net file, and real OpenSM / infiniband-diags attached to it through libumad2sim.
+
+Each SimFabric has its own ibsim socket name and working directory, so several can run side by side;
+it only ever stops the processes it started.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ibprov.errors import CollectError
+
+UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
+READY = "Network simulator ready."
+
+
+class SimError(CollectError):
+    """The simulated fabric could not be started or used."""
+
+
+def sim_available() -> str | None:
+    """None when ibsim, libumad2sim and opensm are installed, else what is missing."""
+    missing = [tool for tool in ("ibsim", "opensm", "ibnetdiscover", "smpquery") if shutil.which(tool) is None]
+    if not UMAD2SIM.exists():
+        missing.append(str(UMAD2SIM))
+    return (
+        f"missing {', '.join(missing)} (apt install ibsim-utils libumad2sim0 opensm infiniband-diags)"
+        if missing
+        else None
+    )
+
+
+@dataclass
+class OpenSM:
+    proc: subprocess.Popen[bytes]
+    log: Path
+    sim_host: str
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def wait_for(self, text: str, timeout: float = 60.0, after: int = 0) -> bool:
+        """Wait until ``text`` appears in the log past offset ``after``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log_text()[after:]:
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.2)
+        return False
+
+    def signal(self, sig: int) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+    def stop(self) -> None:
+        _stop(self.proc)
+
+
+@dataclass
+class SimFabric:
+    netfile: Path
+    workdir: Path
+    socket: str
+    proc: subprocess.Popen[bytes]
+    output: Path
+    opensms: list[OpenSM] = field(default_factory=list)
+
+    def env(self, sim_host: str, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("IBSIM_", "SIM_"))}
+        env.update(LD_PRELOAD=str(UMAD2SIM), IBSIM_SOCKNAME=self.socket, SIM_HOST=sim_host, **extra)
+        return env
+
+    def run(self, argv: Sequence[str], sim_host: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+        """Run a libibumad tool attached to ``sim_host``'s port; umad2sim's fake sysfs stays in workdir."""
+        tmp = self.workdir / "clients"
+        tmp.mkdir(exist_ok=True)
+        try:
+            return subprocess.run(
+                list(argv),
+                env=self.env(sim_host),
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise SimError(f"{argv[0]} did not finish within {timeout:g}s on the twin") from exc
+
+    def console(self, command: str) -> None:
+        """Send one ibsim console command (Unlink, Link, PerformanceSet, Error, ...)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def start_opensm(
+        self, sim_host: str, config: Path | None = None, args: Sequence[str] = (), name: str = "opensm"
+    ) -> OpenSM:
+        """Start OpenSM on ``sim_host`` with its own log, cache and dump directories."""
+        base = self.workdir / name
+        base.mkdir(exist_ok=True)
+        log = base / "opensm.log"
+        # -d2: flush the log after every message, so waiting for "SUBNET UP" sees it at once
+        argv = ["opensm", "-d2", "-f", str(log), *(["-F", str(config)] if config else []), *args]
+        env = self.env(sim_host, OSM_CACHE_DIR=str(base), OSM_TMP_DIR=str(base))
+        with open(base / "stdout.log", "wb") as out:
+            proc = subprocess.Popen(
+                argv, env=env, cwd=base, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+            )
+        sm = OpenSM(proc, log, sim_host)
+        self.opensms.append(sm)
+        return sm
+
+    def stop(self) -> None:
+        for sm in self.opensms:
+            sm.stop()
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        _stop(self.proc)
+
+    def __enter__(self) -> SimFabric:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_sim(
+    netfile: Path,
+    workdir: Path,
+    *,
+    socket: str | None = None,
+    timeout: float = 60.0,
+    max_nodes: int = 4096,
+    max_switches: int = 1024,
+    max_ports: int = 65536,
+) -> SimFabric:
+    """Start ``ibsim -s`` on ``netfile`` (local mode, a socket name unique to this run) and wait until ready."""
+    reason = sim_available()
+    if reason:
+        raise SimError(f"cannot start the twin: {reason}")
+    workdir.mkdir(parents=True, exist_ok=True)
+    socket = socket or f"ibprov-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    output = workdir / "ibsim.log"
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD",)}
+    env["IBSIM_SOCKNAME"] = socket
+    argv = ["ibsim", "-s", "-N", str(max_nodes), "-S", str(max_switches), "-P", str(max_ports), str(netfile)]
+    with open(output, "wb") as out:
+        proc = subprocess.Popen(argv, env=env, cwd=workdir, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT)
+    sim = SimFabric(netfile, workdir, socket, proc, output)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = output.read_text(errors="replace")
+        if READY in text:
+            return sim
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    sim.stop()
+    tail = " / ".join(output.read_text(errors="replace").strip().splitlines()[-3:])
+    raise SimError(f"ibsim did not start on {netfile}: {tail or 'no output'}")
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(grace)

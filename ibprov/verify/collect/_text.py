@@ -1,0 +1,73 @@
+"""What every diag parser shares: the error type, line iteration with noise skipped, number parsing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+
+from ibprov.errors import CollectError
+
+__all__ = ["ParseError", "field_dump", "frozen", "hex_int", "lines", "num"]
+
+_SHOWN = 200  # longest offending line quoted in a message
+
+# Warnings the diags print (on stderr, but a collector may merge it): skipped.
+_NOISE = re.compile(r"^\s*(?:\S+: )?(?:ibwarn|WARN):", re.ASCII)
+# Fatal messages: the output that follows or precedes them cannot be trusted.
+_FATAL = re.compile(r"^\s*(?:\S+: )?(?:ibpanic|iberror):", re.ASCII)
+# libibmad field dumps: ``Name:<dots>value`` (name + dots fill 32 columns, so a long name has no dot).
+_FIELD = re.compile(r"^\s*([A-Za-z][\w ]*?):\.*(.*)$", re.ASCII)
+_INT = re.compile(r"^(?:0x[0-9a-fA-F]+|[0-9]+)$", re.ASCII)
+
+
+class ParseError(CollectError):
+    """Diag output a parser cannot read. ``line_no`` is 1-based; 0 means the output as a whole."""
+
+    def __init__(self, tool: str, line_no: int, line: str, reason: str = "cannot parse") -> None:
+        self.tool = tool
+        self.line_no = line_no
+        self.line = line
+        self.reason = reason
+        if line_no == 0:
+            message = f"{tool}: {reason}"
+        else:
+            shown = line if len(line) <= _SHOWN else line[:_SHOWN] + "..."
+            message = f"{tool}: line {line_no}: {reason}: {shown!r}"
+        super().__init__(message)
+
+
+def lines(tool: str, text: str) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_no, line)`` for each line worth reading: blank lines and ``ibwarn:`` warnings are
+    skipped, trailing whitespace is dropped, and an ``ibpanic:``/``iberror:`` line raises ParseError."""
+    for line_no, raw in enumerate(text.split("\n"), start=1):
+        line = raw.rstrip()
+        if not line.strip() or _NOISE.match(line):
+            continue
+        if _FATAL.match(line):
+            raise ParseError(tool, line_no, line, "the tool reported a failure")
+        yield line_no, line
+
+
+def num(tool: str, line_no: int, line: str, value: str) -> int:
+    """A decimal or ``0x`` hex integer, or ParseError naming the line."""
+    value = value.strip()
+    if not _INT.match(value):
+        raise ParseError(tool, line_no, line, f"not a number ({value!r})")
+    return int(value, 16) if value.startswith("0x") else int(value)
+
+
+def hex_int(value: str) -> int:
+    """A hex number with or without ``0x`` (callers have matched ``[0-9a-fA-F]+`` already)."""
+    return int(value.removeprefix("0x"), 16)
+
+
+def field_dump(line: str) -> tuple[str, str] | None:
+    """``("LinkSpeedActive", "2.5 Gbps")`` for ``LinkSpeedActive:.........2.5 Gbps``, else None."""
+    match = _FIELD.match(line)
+    return (match[1], match[2].strip()) if match else None
+
+
+def frozen(values: Mapping[str, int]) -> Mapping[str, int]:
+    """A read-only copy, for mappings kept inside frozen dataclasses."""
+    return MappingProxyType(dict(values))

@@ -1,0 +1,77 @@
+"""The rendered OpenSM configuration, proven on the twin with the real OpenSM 3.3.23."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ibprov.spec import load_spec
+from ibprov.twin.check import log_failures, prove
+
+pytestmark = pytest.mark.sim
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_example_comes_up_on_the_twin_exactly_as_planned(example: Path, tmp_path: Path) -> None:
+    result = prove(load_spec(example), tmp_path)
+    assert result.problems == []
+    text = "\n".join(result.lines)
+    assert "SUBNET UP" in text
+    assert re.search(r"PKey tables: (\d+) of \1 ports exactly as planned", text)
+    assert "master SM is" in text
+
+
+def test_a_partition_parse_error_is_caught_although_opensm_keeps_running(tmp_path: Path) -> None:
+    def break_partitions(opensm_dir: Path) -> None:
+        conf = opensm_dir / "partitions.conf"
+        text = conf.read_text()
+        guid = re.search(r"^\s+(0x[0-9a-f]{16})=", text, re.MULTILINE)
+        assert guid is not None
+        conf.write_text(text.replace(guid.group(1), guid.group(1)[:10] + "0x" + guid.group(1)[12:], 1))
+
+    result = prove(
+        load_spec(EXAMPLES[[p.stem for p in EXAMPLES].index("qos-partitions")]),
+        tmp_path,
+        before_start=break_partitions,
+    )
+    assert any("partitions.conf parse error: PARSE ERROR: line" in p for p in result.problems)
+    assert any("fell back to the default partition" in p for p in result.problems)
+    assert any("PKeys: planned" in p for p in result.problems)
+
+
+def test_a_qos_table_that_differs_from_the_plan_is_reported(tmp_path: Path) -> None:
+    def change_sl2vl(opensm_dir: Path) -> None:
+        for conf in opensm_dir.glob("*/opensm.*.conf"):
+            conf.write_text(conf.read_text().replace("qos_sl2vl 0,1,2,3,4,5,6,7", "qos_sl2vl 1,0,2,3,4,5,6,7"))
+
+    spec = load_spec(Path(__file__).resolve().parents[2] / "examples" / "qos-partitions.yaml")
+    result = prove(spec, tmp_path, before_start=change_sl2vl)
+    assert any("SL2VL: planned [0, 1, 2" in p and "found [1, 0, 2" in p for p in result.problems)
+
+
+def test_a_missing_member_port_is_reported_by_its_guid(tmp_path: Path) -> None:
+    spec = load_spec(Path(__file__).resolve().parents[2] / "examples" / "qos-partitions.yaml")
+
+    def drop_first_member(opensm_dir: Path) -> None:
+        conf = opensm_dir / "partitions.conf"
+        lines = conf.read_text().splitlines(keepends=True)
+        idx = next(i for i, line in enumerate(lines) if re.match(r"\s+0x[0-9a-f]+=\w+,$", line))
+        del lines[idx]
+        conf.write_text("".join(lines))
+
+    result = prove(spec, tmp_path, before_start=drop_first_member)
+    assert any(re.match(r"port 0x[0-9a-f]{16} \(lid \d+\) PKeys: planned", p) for p in result.problems)
+
+
+def test_log_failures_recognises_opensm_fallback_lines() -> None:
+    log = (
+        "Dec 02 08:41:31 020369 [708A56C0] 0x01 -> PARSE ERROR: line 5: bad PortGUID\n"
+        "Dec 02 08:41:31 020369 [708A56C0] 0x01 -> Partition configuration in error; retrying with default config\n"
+        "Dec 02 08:41:31 020369 [708A56C0] 0x02 -> SUBNET UP\n"
+    )
+    found = log_failures(log)
+    assert len(found) == 2, found
+    assert found[0].startswith("partitions.conf parse error: PARSE ERROR: line 5")

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import pytest
+from diagtext import shared
+
+from ibprov.verify.collect import ParseError
+from ibprov.verify.collect.sminfo import SmInfo, parse
+
+
+def test_sim_master_sm() -> None:
+    assert parse(shared("sim/sminfo-sim-v44.txt")) == SmInfo(1, 0x100001, 229, 0, 3, "SMINFO_MASTER")
+
+
+def test_real_hdr_master_with_priority_15() -> None:
+    # The capture starts with the command the user typed (" sminfo").
+    info = parse(shared("sminfo/hdr-master-priority15.txt", not_output=1))
+    assert (info.lid, info.guid, info.activity_count, info.priority) == (4, 0x8C0EB0300F6FC26, 5568705, 15)
+    assert info.is_master
+
+
+def test_typed_command_is_not_sminfo_output() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse(shared("sminfo/hdr-master-priority15.txt"))
+    assert (caught.value.tool, caught.value.line_no, caught.value.line) == ("sminfo", 1, " sminfo")
+
+
+def test_standby_sm_is_not_master() -> None:
+    info = parse("sminfo: sm lid 7 sm guid 0x2c9, activity count 0 priority 14 state 2 SMINFO_STANDBY\n")
+    assert (info.state, info.state_name, info.is_master) == (2, "SMINFO_STANDBY", False)
+
+
+def test_empty_output_is_an_error() -> None:
+    with pytest.raises(ParseError, match=r"^sminfo: no 'sminfo: sm lid \.\.\.' line in the output$"):
+        parse("\n")
+
+
+def test_two_sminfo_lines_are_an_error() -> None:
+    line = "sminfo: sm lid 1 sm guid 0x1, activity count 1 priority 0 state 3 SMINFO_MASTER\n"
+    with pytest.raises(ParseError, match="line 2: a second sminfo line"):
+        parse(line * 2)

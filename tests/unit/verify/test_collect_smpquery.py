@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import pytest
+from diagtext import own, shared
+
+from ibprov.verify.collect import ParseError
+from ibprov.verify.collect.smpquery import (
+    parse_nodedesc,
+    parse_nodeinfo,
+    parse_pkeys,
+    parse_portinfo,
+    parse_sl2vl,
+    parse_vlarb,
+)
+
+
+def test_pkeys_keep_the_membership_bit_and_the_capacity() -> None:
+    pkeys = parse_pkeys(shared("sim/smpquery-pkeys-sim-v44.txt"))
+    assert pkeys.pkeys == (0xFFFF, 0x8010, 0x0020)  # 0x0020: limited member
+    assert (len(pkeys.table), pkeys.capacity) == (64, 64)
+
+
+def test_pkeys_after_sighup_show_the_new_partition() -> None:
+    assert parse_pkeys(shared("sim/smpquery-pkeys-after-sighup-sim-v44.txt")).pkeys == (
+        0xFFFF,
+        0x8010,
+        0x0020,
+        0x8030,
+    )
+
+
+def test_pkey_rows_out_of_order_are_an_error() -> None:
+    with pytest.raises(ParseError, match="line 2: expected the row for index 8"):
+        parse_pkeys("   0: 0xffff 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000\n  16: 0x0000\n")
+
+
+def test_portinfo_fields() -> None:
+    info = parse_portinfo(shared("sim/smpquery-portinfo-sim-v44.txt"))
+    assert (info.lid, info.port, len(info.fields)) == (3, 1, 51)
+    assert info.fields["LinkWidthActive"] == "4X"
+    assert info.fields["LinkWidthSupported"] == "1X or 4X or 8X or 12X or 2X"
+    assert (info.fields["LinkState"], info.fields["PhysLinkState"]) == ("Active", "LinkUp")
+    assert (info.gbps("LinkSpeedActive"), info.gbps("LinkSpeedExtActive")) == (2.5, 25.78125)
+    assert (info.number("LMC"), info.number("CapMask"), info.number("NeighborMTU")) == (0, 0, 2048)
+    assert info.fields["Mkey"] == "<not displayed>"
+    assert info.fields["McastPkeyTrapSuppressionEnabled"] == "0"
+    assert info.number("VLCap") is None  # "VL0-7"
+
+
+def test_nodeinfo_fields() -> None:
+    info = parse_nodeinfo(shared("sim/smpquery-nodeinfo-sim-v44.txt"))
+    assert (info.lid, info.port) == (3, None)
+    assert (info.fields["NodeType"], info.number("NumPorts"), info.number("Guid")) == ("Switch", 36, 0x200001)
+    assert info.number("Revision") == 0xA1
+
+
+def test_nodeinfo_parser_rejects_portinfo() -> None:
+    with pytest.raises(ParseError, match="line 1: expected '# Node info'"):
+        parse_nodeinfo(shared("sim/smpquery-portinfo-sim-v44.txt"))
+
+
+def test_nodedesc() -> None:
+    assert parse_nodedesc(shared("sim/smpquery-nodedesc-sim-v44.txt")).text == "Leaf2"
+
+
+def test_sl2vl_of_a_ca_port() -> None:
+    table = parse_sl2vl(own("smpquery/sl2vl-ca.txt"))
+    assert table.lid == 1
+    assert table.rows == ((0, 0, (0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7)),)
+    assert (table.vl(9), table.vl(16)) == (1, None)
+
+
+def test_sl2vl_of_a_switch_has_one_row_per_input_port() -> None:
+    table = parse_sl2vl(own("smpquery/sl2vl-switch-outport1.txt"))
+    assert [(row[0], row[1]) for row in table.rows] == [(i, 1) for i in range(9)]
+    assert table.vl(15, in_port=8, out_port=1) == 7
+    assert table.vl(0, in_port=0, out_port=0) is None
+
+
+def test_sl2vl_with_vl15() -> None:
+    text = "# SL2VL table: Lid 2\n#                 SL: | 0| 1|\nports: in  3, out  0: | 0|15|\n"
+    assert parse_sl2vl(text).vl(1, 3, 0) == 15
+
+
+def test_vlarb_low_and_high_tables() -> None:
+    arb = parse_vlarb(own("smpquery/vlarb-switch-port1.txt"))
+    assert (arb.lid, arb.port, arb.low_cap, arb.high_cap) == (2, 1, 8, 8)
+    assert arb.low == ((0, 0), *((vl, 4) for vl in range(1, 8)))
+    assert arb.high == ((0, 4), *((vl, 0) for vl in range(1, 8)))
+
+
+def test_vlarb_port_without_tables() -> None:
+    arb = parse_vlarb(own("smpquery/vlarb-switch-port0-none.txt"))
+    assert (arb.lid, arb.port, arb.low_cap, arb.low, arb.high) == (2, 0, None, (), ())
+
+
+def test_vlarb_weight_row_without_vl_row_is_an_error() -> None:
+    text = (
+        "# VLArbitration tables: Lid 2 port 1 LowCap 8 HighCap 8\n"
+        "# Low priority VL Arbitration Table:\n"
+        "WEIGHT: |0x0 |\n"
+    )
+    with pytest.raises(ParseError, match="line 3: WEIGHT row without a matching VL row"):
+        parse_vlarb(text)
+
+
+def test_smpquery_failure_message_is_an_error() -> None:
+    with pytest.raises(ParseError, match="line 1: the tool reported a failure"):
+        parse_sl2vl("smpquery: iberror: failed: operation sl2vl: invalid port number\n")
