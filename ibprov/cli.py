@@ -169,5 +169,82 @@ def twin(spec: Path, workdir: Path | None, timeout: float) -> None:
         sys.exit(ExitCode.FINDINGS)
 
 
+def _apply_options(func: F) -> F:
+    for option in reversed(
+        [
+            click.argument("spec", type=click.Path(path_type=Path)),
+            click.option(
+                "--run-dir",
+                type=click.Path(path_type=Path),
+                help="Where the rendered inventory and Ansible artifacts go (default .ibprov/<cluster>).",
+            ),
+            click.option("--limit", help="Only these hosts/groups; '@failed' retries the hosts that failed last time."),
+            click.option("--tags", help="Only tasks with these tags."),
+            click.option("--untuned", is_flag=True, help="Plain ansible-playbook defaults (for comparison)."),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _run_apply(
+    spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, untuned: bool, *, check: bool, diff: bool
+) -> None:
+    from rich.live import Live
+    from rich.table import Table
+
+    from ibprov.run import Progress, apply_spec
+    from ibprov.spec import load_spec
+
+    loaded = load_spec(spec)
+    directory = run_dir or Path(".ibprov") / loaded.spec.cluster.name
+    with Live(console=err_console, transient=True, refresh_per_second=8) as live:
+
+        def show(p: Progress) -> None:
+            live.update(f"[bold]{p.play}[/] › {p.task}  ({p.hosts_done}/{p.hosts_total} hosts)")
+
+        result = apply_spec(
+            loaded, directory, check=check, diff=diff, limit=limit, tags=tags, tuned=not untuned, on_progress=show
+        )
+    for host, task, text in result.diffs:
+        out_console.print(f"[bold]--- {host}: {task}[/]")
+        click.echo(text, nl=not text.endswith("\n"))
+    table = Table(title=f"{'plan' if check else 'apply'}: {loaded.spec.cluster.name}", title_justify="left")
+    for column in ("host", "ok", "changed", "failed", "unreachable", "result"):
+        table.add_column(column)
+    for host, r in sorted(result.hosts.items()):
+        table.add_row(host, str(r.ok), str(r.changed), str(r.failed), str(r.unreachable), r.status)
+    out_console.print(table)
+    click.echo(f"artifacts: {result.artifact_dir}")
+    if result.failed_hosts:
+        click.echo(
+            f"failed or unreachable: {', '.join(result.failed_hosts)}; retry them with --limit @failed", err=True
+        )
+        sys.exit(ExitCode.FINDINGS)
+    if result.rc != 0:
+        click.echo(f"ansible-playbook exited {result.rc} ({result.status}); see {result.artifact_dir}", err=True)
+        sys.exit(ExitCode.FINDINGS)
+
+
+@cli.command()
+@_apply_options
+@click.option("--check", is_flag=True, help="Change nothing: what would change, with diffs (same as `plan`).")
+@click.option("--diff/--no-diff", default=True, show_default=True, help="Show the changes file by file.")
+@handles_errors
+def apply(
+    spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, untuned: bool, check: bool, diff: bool
+) -> None:
+    """Validate SPEC, render it, and run the roles on every node (failing hosts never stop the others)."""
+    _run_apply(spec, run_dir, limit, tags, untuned, check=check, diff=diff)
+
+
+@cli.command()
+@_apply_options
+@handles_errors
+def plan(spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, untuned: bool) -> None:
+    """What `apply` would change, with diffs; changes nothing (ansible-playbook --check --diff)."""
+    _run_apply(spec, run_dir, limit, tags, untuned, check=True, diff=True)
+
+
 def main() -> None:
     cli(prog_name="ibprov")

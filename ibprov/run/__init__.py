@@ -1,0 +1,249 @@
+"""Run ibprov's playbooks through ansible-runner: one typed entry point, progress events, per-host results.
+
+A failing or unreachable host never stops the others (Ansible's default strategy, no any_errors_fatal);
+the hosts that failed are remembered in the run directory so ``--limit @failed`` retries only them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ibprov.errors import IbprovError
+
+FAILED_FILE = "failed-hosts"
+
+# Tuned for scale: pipelining and SSH connection reuse, many forks, fact caching between runs.
+TUNED_ENV = {
+    "ANSIBLE_PIPELINING": "True",
+    "ANSIBLE_SSH_ARGS": "-o ControlMaster=auto -o ControlPersist=120s -o PreferredAuthentications=publickey",
+    "ANSIBLE_FORKS": "50",
+    "ANSIBLE_GATHERING": "smart",
+    "ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile",
+    "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "3600",
+    "ANSIBLE_HOST_KEY_CHECKING": "False",
+    "ANSIBLE_RETRY_FILES_ENABLED": "False",
+    "ANSIBLE_NOCOLOR": "1",
+}
+
+
+class RunError(IbprovError):
+    """Ansible could not be started (not: a host failed — that is a result)."""
+
+
+@dataclass
+class HostResult:
+    ok: int = 0
+    changed: int = 0
+    failed: int = 0
+    unreachable: int = 0
+    skipped: int = 0
+
+    @property
+    def status(self) -> str:
+        if self.unreachable:
+            return "unreachable"
+        if self.failed:
+            return "failed"
+        return "changed" if self.changed else "ok"
+
+
+@dataclass
+class Progress:
+    """What the live display shows: the current task, and hosts finished with it out of all hosts."""
+
+    play: str = ""
+    task: str = ""
+    hosts_total: int = 0
+    hosts_done: int = 0
+    last_changed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    status: str
+    rc: int
+    hosts: dict[str, HostResult]
+    artifact_dir: Path
+    diffs: list[tuple[str, str, str]] = field(default_factory=list)  # (host, task, unified diff)
+
+    @property
+    def failed_hosts(self) -> list[str]:
+        return sorted(h for h, r in self.hosts.items() if r.failed or r.unreachable)
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.failed_hosts
+
+
+def _stats(stats: dict[str, dict[str, int]] | None) -> dict[str, HostResult]:
+    hosts: dict[str, HostResult] = {}
+    if not stats:
+        return hosts
+    for key, attr in (
+        ("ok", "ok"),
+        ("changed", "changed"),
+        ("failures", "failed"),
+        ("dark", "unreachable"),
+        ("skipped", "skipped"),
+    ):
+        for host, count in (stats.get(key) or {}).items():
+            setattr(hosts.setdefault(host, HostResult()), attr, count)
+    return hosts
+
+
+def _diff_text(diff: dict[str, Any]) -> str:
+    if "prepared" in diff:
+        return str(diff["prepared"])
+    before, after = str(diff.get("before", "")), str(diff.get("after", ""))
+    if before == after:
+        return ""
+    import difflib
+
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=str(diff.get("before_header", "before")),
+            tofile=str(diff.get("after_header", "after")),
+        )
+    )
+
+
+class _Events:
+    """Turns ansible-runner events into Progress updates and collected diffs."""
+
+    def __init__(self, hosts_total: int, on_progress: Callable[[Progress], None] | None) -> None:
+        self.progress = Progress(hosts_total=hosts_total)
+        self.on_progress = on_progress
+        self.diffs: list[tuple[str, str, str]] = []
+        self._done: set[str] = set()
+
+    def __call__(self, event: dict[str, Any]) -> bool:
+        kind = event.get("event", "")
+        data = event.get("event_data", {}) or {}
+        p = self.progress
+        if kind == "playbook_on_play_start":
+            p.play = str(data.get("play", ""))
+        elif kind == "playbook_on_task_start":
+            p.task, p.hosts_done = str(data.get("task", "")), 0
+            self._done = set()
+        elif kind.startswith("runner_on_") and kind not in ("runner_on_start",):
+            host = str(data.get("host", ""))
+            if host and host not in self._done:
+                self._done.add(host)
+                p.hosts_done = len(self._done)
+            result = data.get("res", {}) or {}
+            for diff in result.get("diff", []) if isinstance(result.get("diff"), list) else [result.get("diff")]:
+                if isinstance(diff, dict):
+                    text = _diff_text(diff)
+                    if text:
+                        self.diffs.append((host, p.task, text))
+        if self.on_progress is not None:
+            self.on_progress(p)
+        return True
+
+
+def read_failed(run_dir: Path) -> list[str]:
+    path = run_dir / FAILED_FILE
+    return [h for h in path.read_text().split() if h] if path.is_file() else []
+
+
+def run_playbook(
+    playbook: Path,
+    inventory: Path,
+    run_dir: Path,
+    *,
+    roles_path: Path,
+    check: bool = False,
+    diff: bool = False,
+    limit: str | None = None,
+    tags: str | None = None,
+    tuned: bool = True,
+    extra_env: dict[str, str] | None = None,
+    hosts_total: int = 0,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> RunResult:
+    """Run ``playbook`` against ``inventory``; artifacts (events, stdout, status) stay in ``run_dir``."""
+    import ansible_runner
+
+    if limit == "@failed":
+        failed = read_failed(run_dir)
+        if not failed:
+            raise RunError(f"no failed hosts recorded in {run_dir / FAILED_FILE}: nothing to retry")
+        limit = ",".join(failed)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(TUNED_ENV) if tuned else {"ANSIBLE_NOCOLOR": "1", "ANSIBLE_HOST_KEY_CHECKING": "False"}
+    settings: dict[str, Any] = {}
+    if tuned:
+        # an absolute path survives ansible-runner's join with the per-run artifact dir: facts persist
+        settings = {"fact_cache_type": "jsonfile", "fact_cache": str((run_dir / "fact-cache").resolve())}
+        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str(run_dir / "cp")
+    env["ANSIBLE_ROLES_PATH"] = str(roles_path)
+    # ansible-playbook of the interpreter running ibprov (the venv's), not whatever PATH finds first
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env.update(extra_env or {})
+    cmdline = " ".join(x for x in ("--check" if check else "", "--diff" if diff else "") if x)
+    events = _Events(hosts_total, on_progress)
+    saved_path = os.environ.get("PATH", "")
+    os.environ["PATH"] = env["PATH"]  # ansible-runner resolves ansible-playbook with this process's PATH
+    try:
+        runner = ansible_runner.run(
+            private_data_dir=str(run_dir),
+            project_dir=str(playbook.parent.resolve()),
+            playbook=playbook.name,
+            settings=settings,
+            inventory=str(inventory),
+            envvars={**{k: v for k, v in os.environ.items() if k.startswith("IBPROV_")}, **env},
+            cmdline=cmdline or None,
+            limit=limit,
+            tags=tags,
+            event_handler=events,
+            quiet=True,
+            rotate_artifacts=10,
+        )
+    except Exception as exc:  # ansible-runner raises plain exceptions for setup problems
+        raise RunError(f"could not start ansible-playbook: {exc}") from exc
+    finally:
+        os.environ["PATH"] = saved_path
+    hosts = _stats(runner.stats)
+    result = RunResult(str(runner.status), int(runner.rc or 0), hosts, Path(runner.config.artifact_dir), events.diffs)
+    (run_dir / FAILED_FILE).write_text("".join(f"{h}\n" for h in result.failed_hosts))
+    return result
+
+
+def apply_spec(
+    loaded: Any,
+    run_dir: Path,
+    *,
+    check: bool = False,
+    diff: bool = False,
+    limit: str | None = None,
+    tags: str | None = None,
+    tuned: bool = True,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> RunResult:
+    """Render ``loaded`` (a LoadedSpec) into ``run_dir/rendered`` and run the site playbook on it."""
+    from ibprov.render import render_files, write_tree
+    from ibprov.resources import playbooks_dir, roles_dir
+
+    output = render_files(loaded)
+    rendered = run_dir / "rendered"
+    write_tree(rendered, output.files)
+    return run_playbook(
+        playbooks_dir() / "site.yml",
+        rendered / "inventory",
+        run_dir / "runner",
+        roles_path=roles_dir(),
+        check=check,
+        diff=diff,
+        limit=limit,
+        tags=tags,
+        tuned=tuned,
+        hosts_total=len(loaded.spec.nodes),
+        on_progress=on_progress,
+    )
