@@ -150,8 +150,13 @@ def render(spec: Path, out_dir: Path, check: bool, synthetic_guids: bool) -> Non
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("-w", "--workdir", type=click.Path(path_type=Path), help="Keep the twin's files here.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for SUBNET UP.")
+@click.option(
+    "--save-ibnetdiscover",
+    type=click.Path(path_type=Path),
+    help="Save the twin's `ibnetdiscover` output here (input for `ibprov discover --from`).",
+)
 @handles_errors
-def twin(spec: Path, workdir: Path | None, timeout: float) -> None:
+def twin(spec: Path, workdir: Path | None, timeout: float, save_ibnetdiscover: Path | None) -> None:
     """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
     import tempfile
 
@@ -163,6 +168,9 @@ def twin(spec: Path, workdir: Path | None, timeout: float) -> None:
         result = prove(loaded, workdir or Path(tmp), timeout=timeout)
     for line in result.lines:
         click.echo(line)
+    if save_ibnetdiscover is not None and result.ibnetdiscover:
+        save_ibnetdiscover.write_text(result.ibnetdiscover)
+        click.echo(f"saved the twin's ibnetdiscover output to {save_ibnetdiscover}")
     if result.problems:
         for problem in result.problems:
             click.echo(f"FAIL: {problem}", err=True)
@@ -244,6 +252,81 @@ def apply(
 def plan(spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, untuned: bool) -> None:
     """What `apply` would change, with diffs; changes nothing (ansible-playbook --check --diff)."""
     _run_apply(spec, run_dir, limit, tags, untuned, check=True, diff=True)
+
+
+@cli.command()
+@click.option(
+    "-o",
+    "--output",
+    "spec",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="The spec: written as a skeleton if it does not exist, else matched (only its lock file is written).",
+)
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Read saved `ibnetdiscover` output (default format) instead of running ibnetdiscover here.",
+)
+@handles_errors
+def discover(spec: Path, source: Path | None) -> None:
+    """Discover the fabric: write a spec skeleton, or match an existing SPEC and write SPEC's lock file.
+
+    Exit 0 when every device matched, 1 when something did not (the lock file holds what did),
+    2 on spec errors, 3 when ibnetdiscover cannot run or its output cannot be read.
+    """
+    from ibprov.discover import found_from_text, read_saved, run_ibnetdiscover, write_lock, write_skeleton
+
+    found = found_from_text(read_saved(source) if source else run_ibnetdiscover())
+    if not spec.exists():
+        skeleton = write_skeleton(spec, found, source.name if source else "ibnetdiscover")
+        for note in skeleton.notes:
+            click.echo(f"note: {note}", err=True)
+        click.echo(
+            f"wrote {spec}: {skeleton.switches} switches, {skeleton.hcas} HCAs on {skeleton.nodes} nodes, "
+            f"{skeleton.links} links; review the lines marked REVIEW"
+        )
+        return
+    lock_path, result = write_lock(spec, found)
+    for line in result.lines():
+        click.echo(line)
+    click.echo(f"wrote {lock_path}")
+    if not result.complete:
+        sys.exit(ExitCode.FINDINGS)
+
+
+@cli.command()
+@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Hosts to cable (one HCA port each).")
+@click.option("--radix", type=click.IntRange(4, 254), required=True, help="Ports per switch.")
+@click.option("--blocking", default="1:1", show_default=True, help="Host ports : uplinks per leaf (1:1, 2:1, ...).")
+@click.option(
+    "--speed",
+    type=click.Choice(["SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR"], case_sensitive=False),
+    default="HDR",
+    show_default=True,
+    help="Link speed written to the spec.",
+)
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the spec here.")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@handles_errors
+def design(nodes: int, radix: int, blocking: str, speed: str, output: Path | None, force: bool) -> None:
+    """Plan a fat tree for NODES hosts with RADIX-port switches; with -o, write it as a spec."""
+    from ibprov.design import cluster_name, parse_blocking, plan_lines, spec_text
+    from ibprov.design import design as plan
+    from ibprov.spec import load_spec_text
+
+    result = plan(nodes, radix, parse_blocking(blocking))
+    for line in plan_lines(result):
+        click.echo(line)
+    if output is None:
+        return
+    if output.exists() and not force:
+        raise IbprovError(f"{output} exists; use --force to overwrite it")
+    text = spec_text(result, cluster=cluster_name(output.stem), speed=speed.upper())
+    load_spec_text(text, str(output))  # design never writes what validate rejects
+    output.write_text(text)
+    click.echo(f"wrote {output}", err=True)
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ _ERROR_LEVEL = re.compile(r" 0x01 -> (.*)")
 class ProofResult:
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    ibnetdiscover: str = ""  # the twin's fabric as `ibnetdiscover` printed it (input for `discover --from`)
 
 
 def log_failures(text: str) -> list[str]:
@@ -159,6 +160,7 @@ def _check_master(loaded: LoadedSpec, run: TwinRun, book: GuidBook, probe: str, 
 
 def _discover(run: TwinRun, probe: str, result: ProofResult) -> ibnetdiscover.Fabric | None:
     out = run.sim.run(["ibnetdiscover"], probe)
+    result.ibnetdiscover = out.stdout
     try:
         return ibnetdiscover.parse(out.stdout)
     except ParseError as exc:

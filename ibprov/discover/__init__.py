@@ -1,0 +1,63 @@
+"""``ibprov discover``: read the fabric with ``ibnetdiscover`` and turn it into a spec or a lock file.
+
+* No spec yet: :func:`write_skeleton` writes a spec skeleton (every switch, HCA and cable, with GUIDs).
+* A spec: :func:`write_lock` matches the fabric to it and writes only ``<spec>.lock.yaml``;
+  the spec itself is never changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ibprov.discover.found import Cable, Device, Found, found_from_text, read_saved, run_ibnetdiscover
+from ibprov.discover.match import Conflict, Matched, MatchResult, match_fabric
+from ibprov.discover.skeleton import Skeleton, build_skeleton, sanitize
+from ibprov.errors import IbprovError
+from ibprov.render.guids import LockFile
+from ibprov.spec import load_spec
+
+__all__ = [
+    "Cable",
+    "Conflict",
+    "Device",
+    "Found",
+    "MatchResult",
+    "Matched",
+    "Skeleton",
+    "build_skeleton",
+    "found_from_text",
+    "match_fabric",
+    "read_saved",
+    "run_ibnetdiscover",
+    "sanitize",
+    "write_lock",
+    "write_skeleton",
+]
+
+
+def write_skeleton(spec_path: Path, found: Found, source: str) -> Skeleton:
+    """Write the skeleton spec of ``found`` to ``spec_path`` (which must not exist yet)."""
+    skeleton = build_skeleton(found, cluster=sanitize(spec_path.stem) or "discovered", source=source)
+    try:
+        with spec_path.open("x", encoding="utf-8") as out:  # never overwrite a spec
+            out.write(skeleton.text)
+    except FileExistsError:
+        raise IbprovError(f"{spec_path} appeared while discovering; it was not overwritten") from None
+    except OSError as exc:
+        raise IbprovError(f"cannot write {spec_path}: {exc.strerror or exc}") from None
+    return skeleton
+
+
+def write_lock(spec_path: Path, found: Found) -> tuple[Path, MatchResult]:
+    """Match ``found`` to the spec at ``spec_path`` and write its lock file; the spec is not touched."""
+    loaded = load_spec(spec_path)
+    lock_path = LockFile.path_for(spec_path)
+    previous = LockFile.read(lock_path) if lock_path.exists() else None
+    result = match_fabric(loaded, found, previous)
+    tmp = lock_path.with_name(lock_path.name + ".tmp")
+    try:
+        tmp.write_text(result.lock.to_yaml(), encoding="utf-8")
+        tmp.replace(lock_path)
+    except OSError as exc:
+        raise IbprovError(f"cannot write {lock_path}: {exc.strerror or exc}") from None
+    return lock_path, result

@@ -1,0 +1,293 @@
+"""A spec skeleton from a discovered fabric: every switch, HCA and cable, with the fabric's GUIDs.
+
+Names come from the node descriptions (``"node01 mlx5_0"`` -> node ``node01``, HCA ``mlx5_0``; HCAs of
+one host are grouped under it), sanitised to the spec's name pattern; where a name had to change, the
+original description is kept in ``description`` so that ``ibprov discover`` recognises the device later.
+Switch roles are guessed from the cabling. The result always validates (it is checked before it is
+returned).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from ibprov.discover.found import Cable, Device, Found, Port
+from ibprov.errors import CollectError
+from ibprov.spec import load_spec_text
+from ibprov.spec.types import NAME_RE
+from ibprov.spec.units import Speed, Width
+
+__all__ = ["Skeleton", "build_skeleton", "natural_key", "sanitize"]
+
+_HOST_DEVICE = re.compile(r"^(\S+)\s+([a-z][a-z0-9_]{0,31})$")
+_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"}
+FALLBACK_DEVICE = "hca0"
+
+
+def sanitize(text: str) -> str:
+    """``"MF0;sw-a:MQM8700/U1"`` -> ``"MF0-sw-a-MQM8700-U1"``: the spec's name pattern, at most 63 characters."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", text.strip())
+    name = re.sub(r"-{2,}", "-", name).lstrip("-_.")[:63].rstrip("-")
+    return name if re.fullmatch(NAME_RE, name) else ""
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that puts node2 before node10."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def _scalar(text: str) -> str:
+    """A YAML scalar that reads back as this exact string."""
+    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
+        return text
+    return json.dumps(text)
+
+
+def _guid(guid: int) -> str:
+    return f"0x{guid:016x}"
+
+
+@dataclass
+class _Node:
+    name: str
+    description: str | None = None  # set when '<name> <device>' is not the fabric's description
+    hcas: dict[str, Device] = field(default_factory=dict)
+    grouped: bool = True  # further HCAs of the same host may join
+
+
+@dataclass
+class Skeleton:
+    text: str
+    switches: int
+    nodes: int
+    hcas: int
+    links: int
+    notes: list[str] = field(default_factory=list)
+
+
+class _Names:
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def claim(self, wanted: str) -> str:
+        name, n = wanted, 1
+        while name in self.taken:
+            n += 1
+            suffix = f"-{n}"
+            name = wanted[: 63 - len(suffix)] + suffix
+        self.taken.add(name)
+        return name
+
+
+def _is_aggregation_node(dev: Device) -> bool:
+    """The SHARP aggregation node: a CA inside a switch, not a host."""
+    return "Aggregation Node" in dev.description
+
+
+def _roles(found: Found) -> dict[int, str]:
+    """leaf: cabled to hosts; spine: one switch hop above the leaves (or cabled to switches only); core: above."""
+    switches = {d.guid for d in found.of_kind("SW")}
+    neighbours: dict[int, set[int]] = {g: set() for g in switches}
+    level: dict[int, int] = {}
+    for (g, _p), (h, _q) in found.peer.items():
+        if g not in switches:
+            continue
+        other = found.devices[h]
+        if other.kind == "SW":
+            neighbours[g].add(h)
+        elif other.kind == "CA" and not _is_aggregation_node(other):
+            level[g] = 1
+    frontier = set(level)
+    depth = 1
+    while frontier:
+        depth += 1
+        frontier = {h for g in frontier for h in neighbours[g] if h not in level}
+        level.update(dict.fromkeys(frontier, depth))
+    return {g: "leaf" if level.get(g) == 1 else ("core" if level.get(g, 2) >= 3 else "spine") for g in switches}
+
+
+def _group_hcas(cas: list[Device], names: _Names) -> list[_Node]:
+    nodes: dict[str, _Node] = {}
+    for dev in sorted(cas, key=lambda d: (natural_key(d.desc), d.guid)):
+        match = _HOST_DEVICE.match(dev.desc)
+        if match and sanitize(match[1]) == match[1]:
+            host, device = match[1], match[2]
+            node = nodes.get(host)
+            if node is not None and node.grouped and device not in node.hcas:
+                node.hcas[device] = dev
+                continue
+            if node is None and host not in names.taken:
+                nodes[names.claim(host)] = _Node(host, None, {device: dev})
+                continue
+        else:
+            device = FALLBACK_DEVICE
+            host = sanitize(dev.desc) or f"ca-{dev.guid:016x}"
+        name = names.claim(host)  # a second host with this name, or a name that had to change
+        nodes[name] = _Node(name, dev.desc or None, {device: dev}, grouped=False)
+    return sorted(nodes.values(), key=lambda n: natural_key(n.name))
+
+
+@dataclass
+class _Layout:
+    """Where each discovered device went in the skeleton."""
+
+    switch_name: dict[int, str] = field(default_factory=dict)
+    hca_of: dict[int, tuple[str, str]] = field(default_factory=dict)  # guid -> (node, device)
+
+    def endpoint(self, end: Port) -> str | None:
+        guid, port = end
+        if guid in self.switch_name:
+            return f"{self.switch_name[guid]}:{port}"
+        if guid in self.hca_of:
+            node, device = self.hca_of[guid]
+            return f"{node}/{device}:{port}"
+        return None
+
+
+def build_skeleton(found: Found, *, cluster: str = "discovered", source: str = "ibnetdiscover") -> Skeleton:
+    """The skeleton spec text, checked with the spec loader."""
+    names = _Names()
+    roles = _roles(found)
+    order = {"leaf": 0, "spine": 1, "core": 2}
+    layout = _Layout()
+    switches = sorted(found.of_kind("SW"), key=lambda d: (natural_key(d.desc), d.guid))
+    for dev in switches:
+        layout.switch_name[dev.guid] = names.claim(sanitize(dev.desc) or f"switch-{dev.guid:016x}")
+    switches.sort(key=lambda d: (order[roles[d.guid]], natural_key(layout.switch_name[d.guid])))
+    nodes = _group_hcas(found.of_kind("CA"), names)
+    if not nodes:
+        raise CollectError("ibnetdiscover found no HCA: a spec needs at least one node")
+    for node in nodes:
+        for device, dev in node.hcas.items():
+            layout.hca_of[dev.guid] = (node.name, device)
+    notes = [f"skipped router {d.label()} (the spec has no routers)" for d in found.of_kind("RT")]
+    speed, width = found.common_rate()
+    if speed is None:
+        notes.append("no cable reports a known speed: fabric.speed is a placeholder (HDR)")
+    speed, width = speed or Speed.HDR, width or Width.X4
+    links = _links(found, layout, roles, speed, width)
+    empty = [
+        f"{node.name}/{device}:{port}"
+        for node in nodes
+        for device, dev in sorted(node.hcas.items(), key=lambda kv: natural_key(kv[0]))
+        for port in _hca_ports(found, dev)
+        if (dev.guid, port) not in found.peer
+    ]
+    header = [
+        f"# Discovered by `ibprov discover` from {source}: {len(switches)} switches, "
+        f"{sum(len(n.hcas) for n in nodes)} HCAs on {len(nodes)} nodes, {len(links)} cables.",
+        "# GUIDs and cabling are the fabric's; names come from the node descriptions.",
+        "# Fill in / REVIEW before use:",
+        "#   - node names, groups, address and user (names were taken from the node descriptions)",
+        "#   - switch roles: guessed (leaf = cabled to hosts, spine = only to switches, core = a third level)",
+        "#   - subnet_manager: a PLACEHOLDER (one instance on the first node, minhop routing)",
+        "#   - partitions, ipoib, qos, acceptance: not discoverable, add them as needed",
+        *(f"# note: {note}" for note in notes),
+    ]
+    body = [
+        "version: 1",
+        "",
+        "cluster:",
+        f"  name: {_scalar(cluster)}",
+        "",
+        "nodes:",
+        *_node_lines(found, nodes),
+        "",
+        "switches:" if switches else "switches: []",
+        *(_switch_line(dev, layout.switch_name[dev.guid], roles[dev.guid], found) for dev in switches),
+        "",
+        "fabric:",
+        f"  speed: {speed.value}   # the most common link speed found",
+        f"  width: {width.value}    # the most common link width found",
+        "  links:" if links else "  links: []",
+        *links,
+    ]
+    if empty:
+        body += ["  empty_ports:   # HCA ports that exist but have no cable", *(f"    - {p}" for p in empty)]
+    body += [
+        "",
+        "# REVIEW: a placeholder so that the spec validates. Put the SM(s) where they belong and pick",
+        "# the routing engine (ftree for a fat tree).",
+        "subnet_manager:",
+        "  routing_engine: minhop",
+        "  instances:",
+        f"    - {{node: {_scalar(_sm_node(nodes))}, priority: 15}}   # REVIEW",
+    ]
+    text = "\n".join(header) + "\n\n" + "\n".join(body) + "\n"
+    load_spec_text(text, f"{cluster}.yaml")  # never hand out a skeleton that does not validate
+    hcas = sum(len(n.hcas) for n in nodes)
+    return Skeleton(text, len(switches), len(nodes), hcas, len(links), notes)
+
+
+def _sm_node(nodes: list[_Node]) -> str:
+    """The first node that is a host (a switch's aggregation node cannot run OpenSM)."""
+    hosts = [n for n in nodes if not any(_is_aggregation_node(d) for d in n.hcas.values())]
+    return (hosts or nodes)[0].name
+
+
+def _hca_ports(found: Found, dev: Device) -> list[int]:
+    used = found.ports_used(dev.guid) | set(dev.port_guids)
+    count = max([dev.port_count or 0, *used])
+    return list(range(1, count + 1)) if count else [1]
+
+
+def _node_lines(found: Found, nodes: list[_Node]) -> list[str]:
+    out: list[str] = []
+    for node in nodes:
+        out.append(f"  - name: {_scalar(node.name)}")
+        if node.description is not None:
+            out.append(f"    description: {json.dumps(node.description)}")
+        out.append("    hcas:")
+        for device, dev in sorted(node.hcas.items(), key=lambda kv: natural_key(kv[0])):
+            fields = [f"device: {device}"]
+            ports = _hca_ports(found, dev)
+            if ports != [1]:
+                fields.append(f"ports: [{', '.join(map(str, ports))}]")
+            fields.append(f"node_guid: {_guid(dev.guid)}")
+            if dev.port_guids:
+                pg = ", ".join(f"{p}: {_guid(g)}" for p, g in sorted(dev.port_guids.items()))
+                fields.append(f"port_guids: {{{pg}}}")
+            out.append(f"      - {{{', '.join(fields)}}}")
+    return out
+
+
+def _switch_line(dev: Device, name: str, role: str, found: Found) -> str:
+    ports = max([dev.port_count or 0, *found.ports_used(dev.guid)])
+    fields = [f"name: {_scalar(name)}", f"role: {role}", f"ports: {ports}", f"node_guid: {_guid(dev.guid)}"]
+    if name != dev.desc and dev.desc:
+        fields.append(f"description: {json.dumps(dev.desc)}")
+    return f"  - {{{', '.join(fields)}}}"
+
+
+def _links(found: Found, layout: _Layout, roles: dict[int, str], speed: Speed, width: Width) -> list[str]:
+    rank = {"leaf": 0, "spine": 1, "core": 2}
+
+    def end_order(end: Port) -> tuple[int, tuple[tuple[int, int | str], ...], int]:
+        guid, port = end
+        if guid in layout.switch_name:
+            return (rank[roles[guid]], natural_key(layout.switch_name[guid]), port)
+        node, device = layout.hca_of[guid]
+        return (3, natural_key(f"{node}/{device}"), port)
+
+    rows: list[tuple[tuple[int, tuple[tuple[int, int | str], ...], int], str]] = []
+    for cable in found.cables:
+        if layout.endpoint(cable.a) is None or layout.endpoint(cable.b) is None:
+            continue  # a router end
+        first, second = sorted((cable.a, cable.b), key=end_order)
+        text = f"{layout.endpoint(first)} <-> {layout.endpoint(second)}"
+        rows.append((end_order(first), _link_line(text, cable, speed, width)))
+    return [line for _key, line in sorted(rows)]
+
+
+def _link_line(text: str, cable: Cable, speed: Speed, width: Width) -> str:
+    extra = []
+    if cable.speed is not None and cable.speed != speed:
+        extra.append(f"speed: {cable.speed.value}")
+    if cable.width is not None and cable.width != width:
+        extra.append(f"width: {cable.width.value}")
+    if not extra:
+        return f"    - {text}"
+    return f"    - {{link: {json.dumps(text)}, {', '.join(extra)}}}"
