@@ -16,12 +16,20 @@ $IBPROV validate "$OUT/cluster.yaml"
 step "3. a spec with mistakes is rejected with every problem located (exit 2 expected)"
 sed -e 's/pkey: 0x0010/pkey: 0x7fff/' -e 's/priority: 14/priority: 15/' "$OUT/cluster.yaml" > "$OUT/broken.yaml"
 if $IBPROV validate "$OUT/broken.yaml"; then echo "expected a failure"; exit 1; fi
-step "4. render: inventory, role variables, OpenSM files, expected topology, twin"
+step "4. render: partitions need port GUIDs, which this spec does not name yet (exit 2 expected)"
+rm -f "$OUT/cluster.lock.yaml"
+if $IBPROV render "$OUT/cluster.yaml" -o "$OUT/rendered"; then echo "expected a failure"; exit 1; fi
+step "5. bring the plan up on the twin (stand-in GUIDs) with the real OpenSM, and save what ibnetdiscover sees"
+$IBPROV twin "$OUT/cluster.yaml" --save-ibnetdiscover "$OUT/fabric.ibnetdiscover"
+step "6. discover: match the discovered fabric to the spec and write the GUID lock file"
+$IBPROV discover --from "$OUT/fabric.ibnetdiscover" -o "$OUT/cluster.yaml"
+step "7. render: inventory, role variables, OpenSM files, expected topology, twin"
 $IBPROV render "$OUT/cluster.yaml" -o "$OUT/rendered"
 $IBPROV render "$OUT/cluster.yaml" -o "$OUT/rendered" --check
-step "5. bring the plan up on the twin with the real OpenSM and check it"
+sed -n '1,40p' "$OUT/rendered/opensm/partitions.conf"
+step "8. the rendered configuration on the twin, now with the discovered GUIDs"
 $IBPROV twin "$OUT/cluster.yaml"
-step "6. the examples, on the twin too"
+step "9. the examples, on the twin too"
 for spec in examples/*.yaml; do
   echo "-- $spec"
   $IBPROV twin "$spec"
