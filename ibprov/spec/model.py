@@ -6,9 +6,17 @@ Rules that relate several objects (names, cabling, GUIDs...) live in :mod:`ibpro
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ibprov.spec.types import (
     DeviceName,
@@ -27,23 +35,29 @@ from ibprov.spec.types import (
 from ibprov.spec.units import IPOIB_MTU_MAX, MTU_CODE, RATE_CODE, Speed, Width
 
 Membership = Literal["full", "limited", "both"]
-RoutingEngine = Literal[
-    "minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "torus-2QoS", "nue", "dfsssp", "sssp"
-]
+RoutingEngine = Literal["minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "torus-2QoS", "nue", "dfsssp", "sssp"]
+
+
+GroupName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=63)]
+RESERVED_GROUPS = {"all", "ungrouped", "ib_nodes", "ib_sm"}
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _mtu_bytes(value: int | None) -> int | None:
-    if value is not None and value not in MTU_CODE:
+    if value is not None and not (_is_number(value) and value in MTU_CODE):
         raise ValueError(f"IB MTU must be one of {', '.join(map(str, MTU_CODE))} bytes")
     return value
 
 
 def _rate_gbps(value: float | None) -> float | None:
-    if value is not None and value not in RATE_CODE:
+    if value is not None and not (_is_number(value) and value in RATE_CODE):
         allowed = ", ".join(f"{r:g}" for r in sorted(RATE_CODE))
         raise ValueError(f"rate must be one of {allowed} Gb/s (what OpenSM 3.3.23 can encode)")
     return value
@@ -65,33 +79,53 @@ class Hca(Strict):
     width: Width | None = Field(None, description="Expected link width of this HCA's ports.")
     firmware: str | None = Field(None, description="Expected firmware version (verify --nodes).")
 
-    @model_validator(mode="after")
-    def _ports_unique_and_known(self) -> Hca:
-        if len(set(self.ports)) != len(self.ports):
+    @field_validator("ports")
+    @classmethod
+    def _ports_unique(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if len(set(value)) != len(value):
             raise ValueError("ports lists a port twice")
-        unknown = sorted(set(self.port_guids) - set(self.ports))
+        return value
+
+    @field_validator("port_guids")
+    @classmethod
+    def _ports_known(cls, value: dict[int, int], info: ValidationInfo) -> dict[int, int]:
+        ports = info.data.get("ports")
+        unknown = sorted(set(value) - set(ports)) if ports is not None else []
         if unknown:
-            raise ValueError(f"port_guids names port {unknown[0]}, which is not in ports {list(self.ports)}")
-        return self
+            raise ValueError(f"port_guids names port {unknown[0]}, which is not in ports {list(ports or ())}")
+        return value
 
 
 class Node(Strict):
     name: Name = Field(description="Host name (inventory name).")
     address: str | None = Field(None, description="Address Ansible connects to (default: the name).")
     user: str | None = Field(None, description="SSH user (default: cluster.ssh_user).")
-    groups: tuple[Name, ...] = Field((), description="Node groups (inventory groups; partition members).")
+    groups: tuple[GroupName, ...] = Field(
+        (),
+        description="Node groups: Ansible inventory groups and partition members ([A-Za-z_][A-Za-z0-9_]*).",
+    )
+
+    @field_validator("groups")
+    @classmethod
+    def _groups_not_reserved(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        reserved = sorted(set(value) & RESERVED_GROUPS)
+        if reserved:
+            raise ValueError(f"group name {reserved[0]!r} is reserved by ibprov/Ansible")
+        return value
+
     hcas: tuple[Hca, ...] = Field((), description="Host channel adapters.")
     description: str | None = Field(
-        None, description="NodeDescription on the fabric (default: '<name> <first HCA>', as rdma-core sets it)."
+        None,
+        description="NodeDescription on the fabric (default: '<name> <first HCA>', as rdma-core sets it).",
     )
 
 
 class Switch(Strict):
-    name: Name
-    node_guid: Guid | None = None
+    name: Name = Field(description="Switch name, as links refer to it (leaf01:7).")
+    node_guid: Guid | None = Field(None, description="Node GUID (optional; else from the lock file).")
     ports: int = Field(ge=1, le=254, description="Number of external ports.")
-    role: Literal["leaf", "spine", "core"]
-    model: str | None = None
+    role: Literal["leaf", "spine", "core"] = Field(description="Tier: leaf (faces the hosts), spine or core.")
+    model: str | None = Field(None, description="Hardware model, for reports (e.g. QM8700).")
     description: str | None = Field(None, description="NodeDescription on the fabric (default: the name).")
 
 
@@ -122,17 +156,17 @@ class Link(Strict):
 
 class FatTree(Strict):
     radix: int = Field(ge=4, le=254, description="Ports per switch.")
-    leaves: int = Field(ge=1)
+    leaves: int = Field(ge=1, description="Leaf switches in total (split evenly across pods).")
     spines: int = Field(ge=0, description="Spines in total (split evenly across pods).")
     hosts_per_leaf: int = Field(ge=1, description="Leaf ports 1..N face the hosts.")
     uplinks_per_leaf: int = Field(ge=0, description="Leaf ports N+1.. go to the spines of its pod.")
     pods: int = Field(1, ge=1, description="Pods (leaf+spine groups); more than one needs core switches.")
-    cores: int = Field(0, ge=0)
+    cores: int = Field(0, ge=0, description="Core switches (above the spines; needed for more than one pod).")
     uplinks_per_spine: int = Field(0, ge=0, description="Spine ports that go to the core switches.")
-    hosts_group: Name | None = Field(None, description="Only nodes of this group are cabled (default all).")
-    leaf_prefix: Name = "leaf"
-    spine_prefix: Name = "spine"
-    core_prefix: Name = "core"
+    hosts_group: GroupName | None = Field(None, description="Only nodes of this group are cabled (default all).")
+    leaf_prefix: Name = Field("leaf", description="Name prefix of generated leaves: leaf01, leaf02, ...")
+    spine_prefix: Name = Field("spine", description="Name prefix of generated spines.")
+    core_prefix: Name = Field("core", description="Name prefix of generated cores.")
 
 
 class Fabric(Strict):
@@ -147,8 +181,10 @@ class Fabric(Strict):
 
 # --------------------------------------------------------------------------------------- stack and SM
 class Stack(Strict):
-    kind: Literal["inbox", "mlnx_ofed", "doca_ofed"] = "inbox"
-    version: str | None = None
+    kind: Literal["inbox", "mlnx_ofed", "doca_ofed"] = Field(
+        "inbox", description="inbox (the distribution's rdma-core), mlnx_ofed or doca_ofed (from repository)."
+    )
+    version: str | None = Field(None, description="Stack version (required for OFED kinds).")
     repository: str | None = Field(None, description="Package repository URL (required for OFED kinds).")
 
     @model_validator(mode="after")
@@ -165,9 +201,9 @@ def _engine_list(value: Any) -> Any:
 
 
 class SmInstance(Strict):
-    node: Name
+    node: Name = Field(description="Node that runs this OpenSM.")
     hca: DeviceName | None = Field(None, description="HCA the SM binds to (default: the node's first).")
-    port: PortNum = 1
+    port: PortNum = Field(1, description="HCA port the SM binds to.")
     priority: int = Field(0, ge=0, le=15, description="sm_priority: 15 wins.")
 
 
@@ -175,18 +211,24 @@ class SubnetManager(Strict):
     routing_engine: Annotated[tuple[RoutingEngine, ...], BeforeValidator(_engine_list)] = Field(
         ("minhop",), min_length=1, description="Routing engines, tried in order."
     )
-    lmc: int = Field(0, ge=0, le=7)
+    lmc: int = Field(0, ge=0, le=7, description="LID mask control: 2^lmc LIDs per port (ftree and lash need 0).")
     sweep_interval: int = Field(10, ge=0, le=3600, description="Seconds between light sweeps.")
-    sm_key: SecretRef | None = None
-    m_key: SecretRef | None = None
-    instances: tuple[SmInstance, ...] = Field(min_length=1)
+    sm_key: SecretRef | None = Field(
+        None, description="SM_Key as a reference (env:VARIABLE or vault:name), never the key itself."
+    )
+    m_key: SecretRef | None = Field(
+        None, description="M_Key as a reference (env:VARIABLE or vault:name), never the key itself."
+    )
+    instances: tuple[SmInstance, ...] = Field(
+        min_length=1, description="Nodes that run OpenSM; exactly one has the highest priority (the master)."
+    )
 
 
 # ---------------------------------------------------------------------------------------- partitions
 class Member(Strict):
-    node: Name | None = None
-    group: Name | None = None
-    all: Literal[True] | None = None
+    node: Name | None = Field(None, description="One node, by name.")
+    group: GroupName | None = Field(None, description="Every node of this group.")
+    all: Literal[True] | None = Field(None, description="true: every port (ALL in partitions.conf).")
     membership: Membership | None = Field(None, description="Default: the partition's defmember.")
 
     @model_validator(mode="after")
@@ -197,14 +239,16 @@ class Member(Strict):
 
 
 class Partition(Strict):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$", max_length=63)]
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$", max_length=63)] = Field(
+        description="Partition name (partitions.conf)."
+    )
     pkey: int = Field(description="0x0001-0x7ffe (0x7fff is the Default partition).")
     ipoib: bool = Field(False, description="Create the IPoIB broadcast group.")
     mtu: Annotated[int | None, BeforeValidator(_mtu_bytes)] = Field(None, description="Bytes (256..4096).")
     rate: Annotated[float | None, BeforeValidator(_rate_gbps)] = Field(None, description="Gb/s.")
-    sl: Sl | None = None
-    defmember: Membership = "limited"
-    members: tuple[Member, ...] = Field(min_length=1)
+    sl: Sl | None = Field(None, description="Service level of the partition's traffic (needs qos.enabled).")
+    defmember: Membership = Field("limited", description="Membership of members that do not give one.")
+    members: tuple[Member, ...] = Field(min_length=1, description="Nodes, groups or all ports in the partition.")
 
     @field_validator("pkey")
     @classmethod
@@ -225,47 +269,76 @@ class Partition(Strict):
 
 class DefaultPartition(Strict):
     membership: Literal["full", "limited"] = Field("full", description="What ALL ports get in 0x7fff.")
-    ipoib: bool = True
-    mtu: Annotated[int | None, BeforeValidator(_mtu_bytes)] = None
-    rate: Annotated[float | None, BeforeValidator(_rate_gbps)] = None
-    sl: Sl | None = None
+    ipoib: bool = Field(True, description="Create the IPoIB broadcast group of 0x7fff (ib0 needs it).")
+    mtu: Annotated[int | None, BeforeValidator(_mtu_bytes)] = Field(
+        None, description="IB MTU in bytes (256..4096; OpenSM's default is 2048)."
+    )
+    rate: Annotated[float | None, BeforeValidator(_rate_gbps)] = Field(
+        None, description="Rate in Gb/s (OpenSM's default is 10)."
+    )
+    sl: Sl | None = Field(None, description="Service level (needs qos.enabled).")
 
 
 # ----------------------------------------------------------------------------------------------- QoS
 class QosTables(Strict):
-    max_vls: Literal[1, 2, 4, 8, 15] | None = None
-    high_limit: int | None = Field(None, ge=0, le=255)
-    vlarb_high: VlArbTable | None = None
-    vlarb_low: VlArbTable | None = None
+    max_vls: Literal[1, 2, 4, 8, 15] | None = Field(
+        None, description="Data VLs to use (qos_max_vls; OpenSM's default is 15)."
+    )
+    high_limit: int | None = Field(
+        None,
+        ge=0,
+        le=255,
+        description="High-priority data sent before a low-priority packet, in 4 KB units (255 = no limit).",
+    )
+    vlarb_high: VlArbTable | None = Field(
+        None, description='High-priority VL arbitration: VL:WEIGHT pairs, e.g. "0:4,1:0" (weight in 64-byte units).'
+    )
+    vlarb_low: VlArbTable | None = Field(
+        None, description='Low-priority VL arbitration: VL:WEIGHT pairs, e.g. "0:0,1:4".'
+    )
     sl2vl: Sl2Vl | None = Field(None, description="16 VLs, one per SL; VL 15 drops the SL.")
 
 
 class QosLevel(Strict):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]
-    sl: Sl
-    mtu_limit: Annotated[int | None, BeforeValidator(_mtu_bytes)] = None
-    rate_limit: Annotated[float | None, BeforeValidator(_rate_gbps)] = None
-    packet_life: int | None = Field(None, ge=0, le=31)
-    use: str | None = None
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")] = Field(
+        description="Level name, referred to by match_rules."
+    )
+    sl: Sl = Field(description="Service level of traffic at this level.")
+    mtu_limit: Annotated[int | None, BeforeValidator(_mtu_bytes)] = Field(
+        None, description="Largest IB MTU in bytes for this level."
+    )
+    rate_limit: Annotated[float | None, BeforeValidator(_rate_gbps)] = Field(
+        None, description="Highest rate in Gb/s for this level."
+    )
+    packet_life: int | None = Field(None, ge=0, le=31, description="Packet lifetime (IBTA encoding).")
+    use: str | None = Field(None, description="Free text (use: in qos-policy.conf).")
 
 
 class QosMatchRule(Strict):
-    qos_level: str
+    qos_level: str = Field(description="Name of the level matching traffic gets.")
     partitions: tuple[str, ...] = Field((), description="Match traffic in these partitions (by name).")
-    service_ids: tuple[Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]+(-0x[0-9a-fA-F]+)?$")], ...] = ()
-    qos_class: tuple[Annotated[int, Field(ge=0, le=255)], ...] = ()
-    use: str | None = None
+    service_ids: tuple[Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]+(-0x[0-9a-fA-F]+)?$")], ...] = Field(
+        (), description="Service IDs or ranges (0x...-0x...)."
+    )
+    qos_class: tuple[Annotated[int, Field(ge=0, le=255)], ...] = Field((), description="QoS class values.")
+    use: str | None = Field(None, description="Free text (use: in qos-policy.conf).")
 
 
 class Qos(QosTables):
-    enabled: bool = False
+    enabled: bool = Field(False, description="Turn QoS on in OpenSM (qos TRUE); partition and level SLs need it.")
     default_sl: Sl = Field(0, description="SL of the mandatory DEFAULT qos-level.")
-    ca: QosTables | None = None
-    switch_port0: QosTables | None = None
-    switch_external: QosTables | None = None
-    router: QosTables | None = None
-    levels: tuple[QosLevel, ...] = ()
-    match_rules: tuple[QosMatchRule, ...] = ()
+    ca: QosTables | None = Field(
+        None, description="Tables for CA ports (qos_ca_*); unset values fall back to the ones above."
+    )
+    switch_port0: QosTables | None = Field(None, description="Tables for switch port 0 (qos_sw0_*).")
+    switch_external: QosTables | None = Field(None, description="Tables for external switch ports (qos_swe_*).")
+    router: QosTables | None = Field(None, description="Tables for router ports (qos_rtr_*).")
+    levels: tuple[QosLevel, ...] = Field(
+        (), description="qos-levels of qos-policy.conf (the DEFAULT level comes from default_sl)."
+    )
+    match_rules: tuple[QosMatchRule, ...] = Field(
+        (), description="qos-match-rules of qos-policy.conf; the first match wins."
+    )
 
 
 # --------------------------------------------------------------------------------------------- IPoIB
@@ -274,19 +347,27 @@ class IpoibInterface(Strict):
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_.]{0,14}$")] | None = Field(
         None, description="Interface name (default: parent, or parent.PKEY for a child, e.g. ib0.8010)."
     )
-    parent: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,14}$")] = "ib0"
-    mode: Literal["datagram", "connected"] = "datagram"
+    parent: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,14}$")] = Field(
+        "ib0", description="Parent interface: the IPoIB device of the HCA port."
+    )
+    mode: Literal["datagram", "connected"] = Field(
+        "datagram", description="datagram (MTU up to 4092) or connected (MTU up to 65520)."
+    )
     mtu: int | None = Field(None, ge=68, description="Default 2044 (datagram) or 65520 (connected).")
-    subnet: IpNetwork
+    subnet: IpNetwork = Field(description="IP subnet, ADDRESS/PREFIX.")
     pool_start: IpAddress | None = Field(None, description="First address handed out.")
-    addresses: dict[Name, IpAddress] = Field(default_factory=dict)
+    addresses: dict[Name, IpAddress] = Field(
+        default_factory=dict, description="Fixed addresses by node; other members get pool addresses in node order."
+    )
 
-    @model_validator(mode="after")
-    def _mtu_fits_mode(self) -> IpoibInterface:
-        limit = IPOIB_MTU_MAX[self.mode]
-        if self.mtu is not None and self.mtu > limit:
-            raise ValueError(f"mtu {self.mtu} is above {limit}, the most {self.mode} mode allows")
-        return self
+    @field_validator("mtu")
+    @classmethod
+    def _mtu_fits_mode(cls, value: int | None, info: ValidationInfo) -> int | None:
+        mode = info.data.get("mode")
+        limit = IPOIB_MTU_MAX.get(mode) if isinstance(mode, str) else None
+        if value is not None and limit is not None and value > limit:
+            raise ValueError(f"mtu {value} is above {limit}, the most {mode} mode allows")
+        return value
 
     @property
     def effective_mtu(self) -> int:
@@ -295,8 +376,10 @@ class IpoibInterface(Strict):
 
 # ----------------------------------------------------------------------------------------- MPI / UCX
 class Rail(Strict):
-    name: Name
-    devices: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*:\d+$")], ...] = Field(min_length=1)
+    name: Name = Field(description="Rail name.")
+    devices: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*:\d+$")], ...] = Field(
+        min_length=1, description="HCA ports of the rail as DEVICE:PORT (UCX_NET_DEVICES)."
+    )
 
 
 class Mpi(Strict):
@@ -338,15 +421,23 @@ LatencyTest = Literal["ib_write_lat", "ib_send_lat", "ib_read_lat", "ib_atomic_l
 BandwidthTest = Literal["ib_write_bw", "ib_send_bw", "ib_read_bw", "ib_atomic_bw"]
 
 
+def _latency_defaults() -> dict[LatencyTest, float]:
+    return {"ib_write_lat": 2.5, "ib_send_lat": 2.5, "ib_read_lat": 4.5}
+
+
+def _threshold_defaults() -> dict[ErrorCounter, int]:
+    return cast("dict[ErrorCounter, int]", dict(ERROR_THRESHOLDS_DEFAULT))  # its keys are ErrorCounter names
+
+
 class Acceptance(Strict):
     latency_us: dict[LatencyTest, Annotated[float, Field(gt=0)]] = Field(
-        default_factory=lambda: {"ib_write_lat": 2.5, "ib_send_lat": 2.5, "ib_read_lat": 4.5},
+        default_factory=_latency_defaults,
         description="Upper bound of the 2-byte average latency per test, in microseconds.",
     )
     bandwidth_fraction: float = Field(0.9, gt=0, le=1, description="Pass if BW >= fraction x line rate.")
-    bandwidth_tests: tuple[BandwidthTest, ...] = ("ib_write_bw",)
+    bandwidth_tests: tuple[BandwidthTest, ...] = Field(("ib_write_bw",), description="perftest bandwidth tests to run.")
     error_thresholds: dict[ErrorCounter, Annotated[int, Field(ge=0)]] = Field(
-        default_factory=lambda: dict(ERROR_THRESHOLDS_DEFAULT),
+        default_factory=_threshold_defaults,
         description="Per-counter limits (defaults: rdma-core's error_thresholds); keys you give override.",
     )
     soak_seconds: int = Field(0, ge=0, description="Clear counters, wait, read again (0 = no soak).")
@@ -363,18 +454,20 @@ class Acceptance(Strict):
 # ------------------------------------------------------------------------------------------ top level
 class ClusterSpec(Strict):
     version: Literal[1] = Field(1, description="Spec format version.")
-    cluster: Cluster
-    nodes: tuple[Node, ...] = Field(min_length=1)
-    switches: tuple[Switch, ...] = ()
-    fabric: Fabric
-    stack: Stack = Stack()
-    subnet_manager: SubnetManager
-    partitions: tuple[Partition, ...] = ()
-    default_partition: DefaultPartition = DefaultPartition()
-    qos: Qos = Qos()
-    ipoib: tuple[IpoibInterface, ...] = ()
-    mpi: Mpi = Mpi()
-    acceptance: Acceptance = Acceptance()
+    cluster: Cluster = Field(description="Cluster-wide names and defaults.")
+    nodes: tuple[Node, ...] = Field(min_length=1, description="Every host with an HCA.")
+    switches: tuple[Switch, ...] = Field(
+        (), description="Switches cabled by hand (the fat-tree generator adds its own)."
+    )
+    fabric: Fabric = Field(description="Expected link speed and width, and the cabling.")
+    stack: Stack = Field(Stack(), description="The RDMA software stack to install.")
+    subnet_manager: SubnetManager = Field(description="OpenSM: routing, keys and the nodes that run it.")
+    partitions: tuple[Partition, ...] = Field((), description="Partitions besides the Default one (partitions.conf).")
+    default_partition: DefaultPartition = Field(DefaultPartition(), description="The Default partition, P_Key 0x7fff.")
+    qos: Qos = Field(Qos(), description="Quality of service: VL tables and the QoS policy.")
+    ipoib: tuple[IpoibInterface, ...] = Field((), description="IPoIB interfaces, one per partition and parent.")
+    mpi: Mpi = Field(Mpi(), description="MPI / UCX settings.")
+    acceptance: Acceptance = Field(Acceptance(), description="Thresholds the acceptance tests are judged by.")
 
 
 __all__ = [

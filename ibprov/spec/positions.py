@@ -10,8 +10,10 @@ It builds plain Python data from libyaml's event stream with an explicit stack, 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml import events as ev
@@ -38,6 +40,7 @@ class SourceMap:
     file: str
     values: dict[Path, tuple[int, int]] = field(default_factory=dict)
     keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    booleans: list[Path] = field(default_factory=list)  # where a YAML boolean (true, yes, on...) was given
 
     def locate(self, path: Path, *, prefer_key: bool = False) -> tuple[int, int]:
         """The position of ``path``; for a path that does not exist, that of its closest existing parent."""
@@ -56,20 +59,23 @@ class SourceMap:
         return Problem(self.file, line, col, format_path(path), message)
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+
+
 def format_path(path: Path) -> str:
-    """``("nodes", 3, "hcas", 0, "device")`` -> ``nodes[3].hcas[0].device``."""
+    """``("nodes", 3, "hcas", 0, "device")`` -> ``nodes[3].hcas[0].device``; odd keys are quoted: ``a['x y']``."""
     out = ""
     for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
+        if isinstance(part, int) or not _PLAIN_KEY.fullmatch(str(part)):
+            out += f"[{part!r}]"
         else:
             out += f".{part}" if out else str(part)
     return out
 
 
-@dataclass
+@dataclass(slots=True)
 class _Frame:
-    kind: str  # "map" | "seq"
+    is_map: bool
     obj: Any
     path: Path
     anchor: str | None
@@ -83,48 +89,65 @@ class _Frame:
 
 
 class _Builder:
+    """Builds the document from parser events. Hot path: ~10 events per line of a large spec."""
+
     def __init__(self, file: str) -> None:
         self.file = file
         self.smap = SourceMap(file)
+        self.values = self.smap.values
         self.problems: list[Problem] = []
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.stack: list[_Frame] = []
         self.root: Any = None
         self.documents = 0
         self.expanded = 0
-        self.resolver = yaml.resolver.Resolver()
+        self.resolve: Callable[[type, str, tuple[bool, bool]], str] = yaml.resolver.Resolver().resolve
         self.constructor = yaml.constructor.SafeConstructor()
+        self.plain_tags: dict[str, str] = {}  # plain scalar -> resolved tag (resolution is regex matching)
+        self.constructed: dict[tuple[str, str], Any] = {}  # (tag, text) -> immutable non-string value
+        self.handlers: dict[type, Callable[[Any], None]] = {
+            ev.ScalarEvent: self._on_scalar,
+            ev.MappingStartEvent: self._on_start,
+            ev.SequenceStartEvent: self._on_start,
+            ev.MappingEndEvent: self._on_end,
+            ev.SequenceEndEvent: self._on_end,
+            ev.AliasEvent: self._on_alias,
+            ev.DocumentStartEvent: self._on_document,
+        }
 
     # -- helpers -------------------------------------------------------------------------------------
-    def _mark(self, event: ev.Event) -> tuple[int, int]:
-        m = event.start_mark
-        return (m.line + 1, m.column + 1) if m is not None else (1, 1)
-
     def _fail(self, mark: tuple[int, int], path: Path, message: str) -> None:
         self.problems.append(Problem(self.file, mark[0], mark[1], format_path(path), message))
 
-    def _scalar(self, event: ev.ScalarEvent, path: Path) -> Any:
+    def _resolve(self, event: ev.ScalarEvent) -> str:
         tag = event.tag
-        if tag is None or tag == "!":
-            tag = self.resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag is not None and tag != "!":
+            return tag
+        if not event.implicit[0]:
+            return _STR_TAG  # quoted: always a string
+        tag = self.plain_tags.get(event.value)
+        if tag is None:
+            tag = self.plain_tags[event.value] = self.resolve(yaml.ScalarNode, event.value, event.implicit)
+        return tag
+
+    def _scalar(self, event: ev.ScalarEvent, tag: str, mark: tuple[int, int], path: Path) -> Any:
         if tag == _STR_TAG:
             return event.value
-        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        cached = self.constructed.get((tag, event.value), _INVALID)
+        if cached is not _INVALID:
+            return cached
         ctor = self.constructor.yaml_constructors.get(tag)
         if ctor is None:
-            self._fail(self._mark(event), path, f"unsupported YAML tag {event.tag!r}")
+            self._fail(mark, path, f"unsupported YAML tag {event.tag!r}")
             return None
+        node = yaml.ScalarNode(tag, event.value, cast(Any, event.start_mark), cast(Any, event.end_mark), event.style)
         try:
-            return ctor(self.constructor, node)
+            value = ctor(self.constructor, node)
         except (yaml.YAMLError, ValueError, TypeError) as exc:
-            self._fail(self._mark(event), path, f"invalid value {event.value!r}: {exc}")
+            self._fail(mark, path, f"invalid value {event.value!r}: {exc}")
             return None
-
-    def _child_path(self) -> Path:
-        top = self.stack[-1]
-        if top.kind == "seq":
-            return (*top.path, len(top.obj))
-        return (*top.path, top.key)
+        self.constructed[(tag, event.value)] = value  # scalars construct to immutable values
+        return value
 
     def _place(self, value: Any, size: int, mark: tuple[int, int], anchor: str | None) -> None:
         """Put a finished node into its parent (as key or value) or make it the document root."""
@@ -138,18 +161,17 @@ class _Builder:
             return
         top = self.stack[-1]
         top.size += size
-        if top.kind == "seq":
+        if not top.is_map:
             top.obj.append(value)
-            return
-        if not top.has_key:
+        elif not top.has_key:
             self._take_key(top, value, mark)
-            return
-        if top.merge_pending:
-            self._take_merge(top, value, mark)
-        elif top.key is not _INVALID:
-            top.obj[top.key] = value
-        top.has_key = False
-        top.merge_pending = False
+        else:
+            if top.merge_pending:
+                self._take_merge(top, value, mark)
+            elif top.key is not _INVALID:
+                top.obj[top.key] = value
+            top.has_key = False
+            top.merge_pending = False
 
     def _take_key(self, top: _Frame, key: Any, mark: tuple[int, int]) -> None:
         top.has_key = True
@@ -175,76 +197,174 @@ class _Builder:
             else:
                 self._fail(mark, top.path, "'<<' merge key needs a mapping or a list of mappings")
 
-    def _mark_value(self, mark: tuple[int, int]) -> Path:
-        path = self._child_path() if self.stack else ()
-        if self.stack and self.stack[-1].kind == "map" and not self.stack[-1].has_key:
-            return path  # a key: its position goes to smap.keys in _take_key
-        self.smap.values[path] = mark
-        return path
+    def _locate(self, mark: tuple[int, int]) -> tuple[Path, bool]:
+        """The path of the node that starts at ``mark``, and whether it is a mapping key.
+
+        A value's position is recorded here; a key's goes to ``smap.keys`` in :meth:`_take_key`.
+        """
+        if not self.stack:
+            self.values[()] = mark
+            return (), False
+        top = self.stack[-1]
+        if not top.is_map:
+            path = (*top.path, len(top.obj))
+        elif top.has_key:
+            path = (*top.path, top.key)
+        else:
+            return top.path, True
+        self.values[path] = mark
+        return path, False
 
     # -- event handlers ------------------------------------------------------------------------------
+    def run(self, get_event: Any) -> None:  # noqa: C901 - the hot loop, inlined on purpose
+        """Consume every event.
+
+        Scalars and collection starts inside a collection (nearly all events) take the inlined fast path,
+        which does what :meth:`_on_scalar`, :meth:`_on_start`, :meth:`_locate`, :meth:`_place` and
+        :meth:`_take_key` do; anything unusual (anchors, aliases, merge keys, duplicate or non-string
+        keys, documents) goes through those methods.
+        """
+        stack, values, keys, booleans = self.stack, self.values, self.smap.keys, self.smap.booleans
+        plain_tags, resolve, handlers = self.plain_tags, self.resolve, self.handlers
+        scalar_event, scalar_node = ev.ScalarEvent, yaml.ScalarNode
+        map_start, seq_start = ev.MappingStartEvent, ev.SequenceStartEvent
+        map_end, seq_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        event = get_event()
+        while event is not None:
+            kind = type(event)
+            if kind is map_end or kind is seq_end:
+                self._on_end(event)
+                event = get_event()
+                continue
+            if not stack or not (
+                kind is map_start or kind is seq_start or (kind is scalar_event and event.anchor is None)
+            ):
+                handler = handlers.get(kind)
+                if handler is not None:
+                    handler(event)
+                event = get_event()
+                continue
+            m = event.start_mark
+            mark = (m.line + 1, m.column + 1)
+            top = stack[-1]
+            is_key = False
+            if not top.is_map:
+                path: Path = (*top.path, len(top.obj))
+            elif top.has_key:
+                path = (*top.path, top.key)
+            else:
+                path, is_key = top.path, True
+            if kind is not scalar_event:  # a mapping or a sequence starts
+                if not is_key:
+                    values[path] = mark
+                self._push(event, kind is map_start, path, mark)
+                event = get_event()
+                continue
+            text, tag = event.value, event.tag
+            if tag is None or tag == "!":
+                if not event.implicit[0]:
+                    tag = _STR_TAG
+                else:
+                    tag = plain_tags.get(text)
+                    if tag is None:
+                        tag = plain_tags[text] = resolve(scalar_node, text, event.implicit)
+            if is_key:
+                if tag == _MERGE_TAG and event.tag is None:
+                    top.merge_pending = top.has_key = True
+                    top.key = _INVALID
+                elif tag != _STR_TAG or text in top.seen or top.merge_pending:
+                    key = text if tag == _STR_TAG else self._scalar(event, tag, mark, top.path)
+                    self._place(key, 1, mark, None)
+                else:  # the common case of _place + _take_key: a new string key
+                    self.expanded += 1
+                    top.size += 1
+                    top.has_key = True
+                    top.key_mark = top.seen[text] = mark
+                    top.key = text
+                    keys[(*top.path, text)] = mark
+                event = get_event()
+                continue
+            values[path] = mark
+            value = text if tag == _STR_TAG else self._scalar(event, tag, mark, path)
+            if value is True or value is False:
+                booleans.append(path)
+            self.expanded += 1
+            if self.expanded > MAX_EXPANDED_VALUES:
+                raise _Abort(mark, (), f"document expands to more than {MAX_EXPANDED_VALUES} values (alias bomb?)")
+            top.size += 1
+            if not top.is_map:
+                top.obj.append(value)
+            else:
+                if top.merge_pending:
+                    self._take_merge(top, value, mark)
+                elif top.key is not _INVALID:
+                    top.obj[top.key] = value
+                top.has_key = top.merge_pending = False
+            event = get_event()
+
     def feed(self, event: ev.Event) -> None:
-        if isinstance(event, ev.DocumentStartEvent):
-            self.documents += 1
-            if self.documents > 1:
-                raise _Abort(self._mark(event), (), "expected a single YAML document, found more than one")
-            return
-        if isinstance(event, (ev.StreamStartEvent, ev.StreamEndEvent, ev.DocumentEndEvent)):
-            return
-        if isinstance(event, ev.ScalarEvent):
-            self._on_scalar(event)
-        elif isinstance(event, ev.AliasEvent):
-            self._on_alias(event)
-        elif isinstance(event, (ev.MappingStartEvent, ev.SequenceStartEvent)):
-            self._on_start(event)
-        elif isinstance(event, (ev.MappingEndEvent, ev.SequenceEndEvent)):
-            self._on_end()
+        handler = self.handlers.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def _on_document(self, event: ev.Event) -> None:
+        self.documents += 1
+        if self.documents > 1:
+            raise _Abort(_mark(event), (), "expected a single YAML document, found more than one")
 
     def _on_scalar(self, event: ev.ScalarEvent) -> None:
-        mark = self._mark(event)
-        is_key = bool(self.stack) and self.stack[-1].kind == "map" and not self.stack[-1].has_key
-        path = self._mark_value(mark)
-        if is_key and event.tag is None and event.implicit[0]:
-            tag = self.resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
-            if tag == _MERGE_TAG:
-                top = self.stack[-1]
-                top.merge_pending = True
-                top.has_key = True
-                top.key = _INVALID
-                return
-        self._place(self._scalar(event, path), 1, mark, event.anchor)
+        mark = _mark(event)
+        path, is_key = self._locate(mark)
+        tag = self._resolve(event)
+        if is_key and tag == _MERGE_TAG and event.tag is None:
+            top = self.stack[-1]
+            top.merge_pending = True
+            top.has_key = True
+            top.key = _INVALID
+            return
+        value = self._scalar(event, tag, mark, path)
+        if not is_key and (value is True or value is False):
+            self.smap.booleans.append(path)
+        self._place(value, 1, mark, event.anchor)
 
     def _on_alias(self, event: ev.AliasEvent) -> None:
-        mark = self._mark(event)
-        path = self._mark_value(mark)
+        mark = _mark(event)
+        path, is_key = self._locate(mark)
         if event.anchor not in self.anchors:
             self._fail(mark, path, f"unknown or recursive alias *{event.anchor}")
             self._place(None, 1, mark, None)
             return
         value, size = self.anchors[event.anchor]
+        if not is_key and (value is True or value is False):
+            self.smap.booleans.append(path)
         self._place(value, size, mark, None)
 
     def _on_start(self, event: ev.CollectionStartEvent) -> None:
-        mark = self._mark(event)
-        is_map = isinstance(event, ev.MappingStartEvent)
-        path = self._mark_value(mark)
-        if len(self.stack) >= MAX_DEPTH:
-            raise _Abort(mark, path, f"nesting deeper than {MAX_DEPTH} levels")
-        if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
-            self._fail(mark, path, f"unsupported YAML tag {event.tag!r}")
-        self.stack.append(
-            _Frame("map" if is_map else "seq", {} if is_map else [], path, event.anchor, key_mark=mark)
-        )
+        mark = _mark(event)
+        path, _ = self._locate(mark)
+        self._push(event, type(event) is ev.MappingStartEvent, path, mark)
 
-    def _on_end(self) -> None:
+    def _push(self, event: ev.CollectionStartEvent, is_map: bool, path: Path, mark: tuple[int, int]) -> None:
+        if len(self.stack) >= MAX_DEPTH:
+            raise _Abort(mark, (), f"nesting deeper than {MAX_DEPTH} levels")
+        if event.tag is not None and event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
+            self._fail(mark, path, f"unsupported YAML tag {event.tag!r}")
+        self.stack.append(_Frame(is_map, {} if is_map else [], path, event.anchor, key_mark=mark))
+
+    def _on_end(self, event: ev.Event) -> None:
         frame = self.stack.pop()
-        if frame.kind == "map" and frame.merges:
+        if frame.is_map and frame.merges:
             explicit = dict(frame.obj)
             for src in reversed(frame.merges):
                 frame.obj.update(src)
             frame.obj.update(explicit)
-        start = self.smap.values.get(frame.path, frame.key_mark or (1, 1))
+        start = self.values.get(frame.path, frame.key_mark or (1, 1))
         self._place(frame.obj, frame.size, start, frame.anchor)
+
+
+def _mark(event: ev.Event) -> tuple[int, int]:
+    m = event.start_mark
+    return (m.line + 1, m.column + 1) if m is not None else (1, 1)
 
 
 class _Invalid:
@@ -287,18 +407,22 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     builder = _Builder(file)
     loader = _Loader(text)
     try:
-        while loader.check_event():
-            builder.feed(loader.get_event())
+        builder.run(loader.get_event)
     except _Abort as abort:
         builder.problems.append(Problem(file, abort.mark[0], abort.mark[1], format_path(abort.path), abort.message))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        what = " ".join(s for s in (exc.context, exc.problem) if s)
-        builder.problems.append(Problem(file, line, col, "", f"YAML syntax error: {what}"))
+        what = "YAML syntax error: " + " ".join(s for s in (exc.context, exc.problem) if s)
+        if "maximum nesting depth" in what:  # libyaml's own limit, reached while scanning ahead
+            what = f"nesting deeper than {MAX_DEPTH} levels"
+        builder.problems.append(Problem(file, line, col, "", what))
     except yaml.YAMLError as exc:  # reader errors (control characters) carry their own position text
         line, col = _reader_position(exc, text)
         reason = getattr(exc, "reason", None) or _one_line(exc)
+        character = getattr(exc, "character", None)
+        if isinstance(character, int):
+            reason += f" (found U+{character:04X})"
         builder.problems.append(Problem(file, line, col, "", f"YAML error: {reason}"))
     finally:
         loader.dispose()

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from ipaddress import IPv4Address, IPv6Address, ip_address
 
-from ibprov.spec.model import ClusterSpec, IpoibInterface, QosTables
+from ibprov.spec.model import ClusterSpec, IpoibInterface, Qos, QosTables
 from ibprov.spec.positions import Path
 from ibprov.spec.topology import Topology
 from ibprov.spec.types import Endpoint, parse_endpoint
@@ -22,8 +22,10 @@ def _dupes(items: list[tuple[object, Path]], what: str) -> Iterator[Finding]:
     first: dict[object, Path] = {}
     for key, path in items:
         if key in first:
-            yield path, f"duplicate {what} {key if not isinstance(key, int) else f'0x{key:016x}'} " \
-                        f"(also at {_fmt(first[key])})"
+            yield (
+                path,
+                f"duplicate {what} {key if not isinstance(key, int) else f'0x{key:016x}'} (also at {_fmt(first[key])})",
+            )
         else:
             first[key] = path
 
@@ -45,15 +47,19 @@ def names_are_unique(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     for i, node in enumerate(spec.nodes):
         if node.name in groups:
             yield ("nodes", i, "name"), f"{node.name} is both a node name and a group name"
-        yield from _dupes([(h.device, ("nodes", i, "hcas", j, "device")) for j, h in enumerate(node.hcas)],
-                          f"HCA on {node.name}:")
-    addresses = [((n.address or n.name), ("nodes", i, "address" if n.address else "name"))
-                 for i, n in enumerate(spec.nodes)]
+        yield from _dupes(
+            [(h.device, ("nodes", i, "hcas", j, "device")) for j, h in enumerate(node.hcas)],
+            f"HCA on {node.name}:",
+        )
+    names = Counter(n.name for n in spec.nodes)
+    addresses: list[tuple[object, Path]] = [
+        ((n.address or n.name), ("nodes", i, "address" if n.address else "name"))
+        for i, n in enumerate(spec.nodes)
+        if n.address or names[n.name] == 1
+    ]  # else: duplicate name
     yield from _dupes(addresses, "node address")
-    yield from _dupes([(p.name, ("partitions", i, "name")) for i, p in enumerate(spec.partitions)],
-                      "partition name")
-    yield from _dupes([(q.name, ("qos", "levels", i, "name")) for i, q in enumerate(spec.qos.levels)],
-                      "qos level")
+    yield from _dupes([(p.name, ("partitions", i, "name")) for i, p in enumerate(spec.partitions)], "partition name")
+    yield from _dupes([(q.name, ("qos", "levels", i, "name")) for i, q in enumerate(spec.qos.levels)], "qos level")
 
 
 def guids_are_unique(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
@@ -72,7 +78,7 @@ def guids_are_unique(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
 
 
 def partitions_are_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
-    yield from _dupes([(p.pkey, ("partitions", i, "pkey")) for i, p in enumerate(spec.partitions)], "pkey")
+    yield from _dupes([(f"0x{p.pkey:04x}", ("partitions", i, "pkey")) for i, p in enumerate(spec.partitions)], "pkey")
     nodes = {n.name for n in spec.nodes}
     groups = {g for n in spec.nodes for g in n.groups}
     for i, part in enumerate(spec.partitions):
@@ -83,8 +89,13 @@ def partitions_are_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Fin
             if member.group is not None and member.group not in groups:
                 yield (*path, "group"), f"unknown group {member.group!r}{_hint(member.group, groups)}"
         if part.sl and not spec.qos.enabled:
-            yield ("partitions", i, "sl"), (f"sl {part.sl} has no effect while qos.enabled is false: "
-                                             "OpenSM silently forces the partition SL to 0")
+            yield (
+                ("partitions", i, "sl"),
+                (
+                    f"sl {part.sl} has no effect while qos.enabled is false: "
+                    "OpenSM silently forces the partition SL to 0"
+                ),
+            )
 
 
 def _hint(name: str, choices: set[str]) -> str:
@@ -112,7 +123,10 @@ def subnet_managers_are_sound(spec: ClusterSpec, topo: Topology) -> Iterator[Fin
             yield (*path, "hca"), f"node {inst.node} has no HCA {inst.hca!r}"
             continue
         if inst.port not in hca.ports:
-            yield (*path, "port"), f"{inst.node}/{hca.device} has no port {inst.port} (ports {list(hca.ports)})"
+            yield (
+                (*path, "port"),
+                f"{inst.node}/{hca.device} has no port {inst.port} (ports {list(hca.ports)})",
+            )
         key = (inst.node, hca.device, inst.port)
         if key in seen:
             yield path, f"a second subnet manager on {inst.node}/{hca.device}:{inst.port}"
@@ -121,41 +135,29 @@ def subnet_managers_are_sound(spec: ClusterSpec, topo: Topology) -> Iterator[Fin
     winners = [i for i, inst in enumerate(sm.instances) if inst.priority == top]
     if len(winners) > 1:
         names = ", ".join(sm.instances[i].node for i in winners)
-        yield ("subnet_manager", "instances", winners[1], "priority"), (
-            f"{len(winners)} subnet managers share the highest priority {top} ({names}): give exactly one "
-            "the highest priority so the master is deterministic")
+        yield (
+            ("subnet_manager", "instances", winners[1], "priority"),
+            (
+                f"{len(winners)} subnet managers share the highest priority {top} ({names}): give exactly one "
+                "the highest priority so the master is deterministic"
+            ),
+        )
     engines = set(sm.routing_engine)
     if sm.lmc and engines & NO_LMC_ENGINES:
-        yield ("subnet_manager", "lmc"), (f"lmc {sm.lmc} is not supported by "
-                                          f"{', '.join(sorted(engines & NO_LMC_ENGINES))} (OpenSM falls back)")
+        yield (
+            ("subnet_manager", "lmc"),
+            (f"lmc {sm.lmc} is not supported by {', '.join(sorted(engines & NO_LMC_ENGINES))} (OpenSM falls back)"),
+        )
     if engines & QOS_ENGINES and not spec.qos.enabled:
-        yield ("subnet_manager", "routing_engine"), (
-            f"{', '.join(sorted(engines & QOS_ENGINES))} needs qos.enabled: true (it routes over SLs/VLs)")
+        yield (
+            ("subnet_manager", "routing_engine"),
+            (f"{', '.join(sorted(engines & QOS_ENGINES))} needs qos.enabled: true (it routes over SLs/VLs)"),
+        )
 
 
 def cabling_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     yield from topo.problems
-    hca_ports = {(n.name, h.device): set(h.ports) for n in spec.nodes for h in n.hcas}
-    nodes = {n.name for n in spec.nodes}
-
-    def check_end(end: Endpoint) -> str | None:
-        if end.hca is None:
-            sw = topo.switches.get(end.device)
-            if sw is None:
-                kind = "a node: write NODE/HCA:PORT" if end.device in nodes else "not a known switch"
-                return f"{end.device} is {kind}{_hint(end.device, set(topo.switches)) if end.device not in nodes else ''}"
-            if end.port > sw.ports:
-                return f"{end.device} has {sw.ports} ports, there is no port {end.port}"
-            return None
-        ports = hca_ports.get((end.device, end.hca))
-        if ports is None:
-            if end.device not in nodes:
-                return f"unknown node {end.device!r}{_hint(end.device, nodes)}"
-            return f"node {end.device} has no HCA {end.hca!r}"
-        if end.port not in ports:
-            return f"{end.device}/{end.hca} has no port {end.port} (ports {sorted(ports)})"
-        return None
-
+    check_end = _end_checker(spec, topo)
     used: dict[Endpoint, Path] = {}
     for link in topo.links:
         if link.a == link.b:
@@ -178,41 +180,102 @@ def cabling_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding
         elif end in used:
             yield ("fabric", "empty_ports", i), f"{end} is declared empty but is cabled at {_fmt(used[end])}"
         empty[end] = i
+    yield from _uncabled_ports(spec, topo, used, empty)
+
+
+def _end_checker(spec: ClusterSpec, topo: Topology) -> Callable[[Endpoint], str | None]:
+    """A function that says what is wrong with a cable end (None: it exists)."""
+    hca_ports = {(n.name, h.device): set(h.ports) for n in spec.nodes for h in n.hcas}
+    nodes = {n.name for n in spec.nodes}
+
+    def check_end(end: Endpoint) -> str | None:
+        if end.hca is None:
+            sw = topo.switches.get(end.device)
+            if sw is None:
+                if end.device in nodes:
+                    return f"{end.device} is a node: write NODE/HCA:PORT"
+                return f"{end.device} is not a known switch{_hint(end.device, set(topo.switches))}"
+            if end.port > sw.ports:
+                return f"{end.device} has {sw.ports} ports, there is no port {end.port}"
+            return None
+        ports = hca_ports.get((end.device, end.hca))
+        if ports is None:
+            if end.device not in nodes:
+                return f"unknown node {end.device!r}{_hint(end.device, nodes)}"
+            return f"node {end.device} has no HCA {end.hca!r}"
+        if end.port not in ports:
+            return f"{end.device}/{end.hca} has no port {end.port} (ports {sorted(ports)})"
+        return None
+
+    return check_end
+
+
+def _uncabled_ports(
+    spec: ClusterSpec, topo: Topology, used: dict[Endpoint, Path], empty: dict[Endpoint, int]
+) -> Iterator[Finding]:
+    ft = spec.fabric.fat_tree
+    groups = {g for n in spec.nodes for g in n.groups}
+    # when the fat tree cannot be expanded, its host ports are not cabled: do not report each of them
+    ft_failed = ft is not None and (
+        any(path[:2] == ("fabric", "fat_tree") for path, _ in topo.problems)
+        or (ft.hosts_group is not None and ft.hosts_group not in groups)
+    )
     for i, node in enumerate(spec.nodes):
+        if ft_failed and ft is not None and (ft.hosts_group not in groups or ft.hosts_group in node.groups):
+            continue
         for j, hca in enumerate(node.hcas):
             for port in hca.ports:
                 end = Endpoint(node.name, hca.device, port)
                 if end not in used and end not in empty:
-                    yield ("nodes", i, "hcas", j, "ports"), (
-                        f"{end} is not cabled: add a link or list it in fabric.empty_ports")
+                    yield (
+                        ("nodes", i, "hcas", j, "ports"),
+                        f"{end} is not cabled: add a link or list it in fabric.empty_ports",
+                    )
 
 
 def ipoib_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     parts = {p.name: p for p in spec.partitions}
     members = _partition_nodes(spec)
+    everyone = members["default"]
     for i, a in enumerate(spec.ipoib):
         for j in range(i):
             b = spec.ipoib[j]
-            if a.subnet.version == b.subnet.version and a.subnet.overlaps(b.subnet):  # type: ignore[arg-type]
+            if a.subnet.version == b.subnet.version and a.subnet.overlaps(b.subnet):
                 yield ("ipoib", i, "subnet"), f"{a.subnet} overlaps {b.subnet} (ipoib[{j}])"
     names: list[tuple[object, Path]] = []
     used: dict[object, Path] = {}
     for i, iface in enumerate(spec.ipoib):
         path: Path = ("ipoib", i)
         if iface.partition != "default" and iface.partition not in parts:
-            yield (*path, "partition"), f"unknown partition {iface.partition!r}{_hint(iface.partition, set(parts))}"
+            yield (
+                (*path, "partition"),
+                f"unknown partition {iface.partition!r}{_hint(iface.partition, set(parts))}",
+            )
             continue
-        part_mtu = (spec.default_partition.mtu if iface.partition == "default" else parts[iface.partition].mtu)
+        part_mtu = spec.default_partition.mtu if iface.partition == "default" else parts[iface.partition].mtu
         ipoib_flag = spec.default_partition.ipoib if iface.partition == "default" else parts[iface.partition].ipoib
         if not ipoib_flag:
-            yield (*path, "partition"), (f"partition {iface.partition} has ipoib: false, so OpenSM creates no "
-                                         "broadcast group and the interface cannot come up")
+            yield (
+                (*path, "partition"),
+                (
+                    f"partition {iface.partition} has ipoib: false, so OpenSM creates no "
+                    "broadcast group and the interface cannot come up"
+                ),
+            )
         if iface.mode == "datagram" and iface.effective_mtu > (part_mtu or 2048) - 4:
-            yield (*path, "mtu"), (f"datagram mtu {iface.effective_mtu} does not fit the partition's IB MTU "
-                                   f"{part_mtu or 2048} (at most {(part_mtu or 2048) - 4})")
+            yield (
+                (*path, "mtu"),
+                (
+                    f"datagram mtu {iface.effective_mtu} does not fit the partition's IB MTU "
+                    f"{part_mtu or 2048} (at most {(part_mtu or 2048) - 4})"
+                ),
+            )
         names.append((interface_name(spec, iface), (*path, "name")))
         nodes_in = members.get(iface.partition, set())
         for node, addr in iface.addresses.items():
+            if node not in everyone:
+                yield (*path, "addresses", node), f"unknown node {node!r}{_hint(node, everyone)}"
+                continue
             yield from _address_problems(iface, addr, (*path, "addresses", node), node, nodes_in, used)
         yield from _pool_problems(spec, iface, path, nodes_in, used)
     yield from _dupes(names, "IPoIB interface")
@@ -228,8 +291,14 @@ def interface_name(spec: ClusterSpec, iface: IpoibInterface) -> str:
     return f"{iface.parent}.{part.pkey | 0x8000:04x}"
 
 
-def _address_problems(iface: IpoibInterface, addr: IPv4Address | IPv6Address, path: Path, node: str,
-                      nodes_in: set[str], used: dict[object, Path]) -> Iterator[Finding]:
+def _address_problems(
+    iface: IpoibInterface,
+    addr: IPv4Address | IPv6Address,
+    path: Path,
+    node: str,
+    nodes_in: set[str],
+    used: dict[object, Path],
+) -> Iterator[Finding]:
     if node not in nodes_in:
         yield path, f"{node} is not a member of partition {iface.partition}"
     if addr not in iface.subnet:
@@ -241,9 +310,10 @@ def _address_problems(iface: IpoibInterface, addr: IPv4Address | IPv6Address, pa
     used[addr] = path
 
 
-def _pool_problems(spec: ClusterSpec, iface: IpoibInterface, path: Path, nodes_in: set[str],
-                   used: dict[object, Path]) -> Iterator[Finding]:
-    need = sorted(nodes_in - set(iface.addresses))
+def _pool_problems(
+    spec: ClusterSpec, iface: IpoibInterface, path: Path, nodes_in: set[str], used: dict[object, Path]
+) -> Iterator[Finding]:
+    need = [n.name for n in spec.nodes if n.name in nodes_in and n.name not in iface.addresses]
     if not need:
         return
     start = iface.pool_start or next(iter(iface.subnet.hosts()), iface.subnet.network_address)
@@ -253,8 +323,10 @@ def _pool_problems(spec: ClusterSpec, iface: IpoibInterface, path: Path, nodes_i
     last = iface.subnet.broadcast_address
     available = int(last) - int(start)
     if available < len(need):
-        yield (*path, "subnet"), (f"{len(need)} nodes need an address but {iface.subnet} has only "
-                                  f"{max(available, 0)} from {start}")
+        yield (
+            (*path, "subnet"),
+            (f"{len(need)} nodes need an address but {iface.subnet} has only {max(available, 0)} from {start}"),
+        )
         return
     for addr in ipoib_pool(iface, need):
         if addr in used:
@@ -298,7 +370,13 @@ def _partition_nodes(spec: ClusterSpec) -> dict[str, set[str]]:
 
 
 def qos_is_well_formed(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
-    qos = spec.qos
+    yield from _vl_table_problems(spec.qos)
+    if spec.qos.enabled:
+        yield from _sl_problems(spec)
+        yield from _policy_problems(spec)
+
+
+def _vl_table_problems(qos: Qos) -> Iterator[Finding]:
     base_vls = qos.max_vls or 15
     tables: list[tuple[Path, QosTables]] = [(("qos",), qos)]
     for name in ("ca", "switch_port0", "switch_external", "router"):
@@ -314,11 +392,15 @@ def qos_is_well_formed(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
         for sl, vl in enumerate(t.sl2vl or ()):
             if vl != 15 and vl >= vls:
                 yield (*path, "sl2vl", sl), f"SL {sl} maps to VL {vl}, not below max_vls {vls} (15 = drop)"
-    if not qos.enabled:
-        return
+
+
+def _sl_problems(spec: ClusterSpec) -> Iterator[Finding]:
+    qos = spec.qos
     sl2vl = (qos.ca.sl2vl if qos.ca and qos.ca.sl2vl else None) or qos.sl2vl
-    ca_vls = (qos.ca.max_vls if qos.ca and qos.ca.max_vls else None) or base_vls
-    used_sls = [(p.sl, ("partitions", i, "sl")) for i, p in enumerate(spec.partitions) if p.sl is not None]
+    ca_vls = (qos.ca.max_vls if qos.ca and qos.ca.max_vls else None) or qos.max_vls or 15
+    used_sls: list[tuple[int, Path]] = [
+        (p.sl, ("partitions", i, "sl")) for i, p in enumerate(spec.partitions) if p.sl is not None
+    ]
     used_sls += [(lv.sl, ("qos", "levels", i, "sl")) for i, lv in enumerate(qos.levels)]
     used_sls.append((qos.default_sl, ("qos", "default_sl")))
     for sl, path in used_sls:
@@ -326,11 +408,17 @@ def qos_is_well_formed(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
             yield path, f"SL {sl} is mapped to VL 15 (dropped) by qos.sl2vl"
         elif sl2vl is None and sl >= ca_vls:
             yield path, f"SL {sl} has no data VL with max_vls {ca_vls}: set qos.sl2vl"
-    levels = {lv.name for lv in qos.levels}
+
+
+def _policy_problems(spec: ClusterSpec) -> Iterator[Finding]:
+    levels = {lv.name for lv in spec.qos.levels}
     parts = {p.name for p in spec.partitions}
-    for i, rule in enumerate(qos.match_rules):
+    for i, rule in enumerate(spec.qos.match_rules):
         if rule.qos_level not in levels:
-            yield ("qos", "match_rules", i, "qos_level"), f"unknown qos level {rule.qos_level!r}{_hint(rule.qos_level, levels)}"
+            yield (
+                ("qos", "match_rules", i, "qos_level"),
+                f"unknown qos level {rule.qos_level!r}{_hint(rule.qos_level, levels)}",
+            )
         for j, part in enumerate(rule.partitions):
             if part not in parts:
                 yield ("qos", "match_rules", i, "partitions", j), f"unknown partition {part!r}{_hint(part, parts)}"

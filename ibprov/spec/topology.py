@@ -57,8 +57,13 @@ def fat_tree_problems(ft: FatTree) -> list[tuple[str, str]]:
     """Arithmetic checks of the generator parameters: (field, message) pairs."""
     out: list[tuple[str, str]] = []
     if ft.hosts_per_leaf + ft.uplinks_per_leaf > ft.radix:
-        out.append(("hosts_per_leaf", f"hosts_per_leaf + uplinks_per_leaf = "
-                    f"{ft.hosts_per_leaf + ft.uplinks_per_leaf} ports, more than the radix {ft.radix}"))
+        out.append(
+            (
+                "hosts_per_leaf",
+                f"hosts_per_leaf + uplinks_per_leaf = "
+                f"{ft.hosts_per_leaf + ft.uplinks_per_leaf} ports, more than the radix {ft.radix}",
+            )
+        )
     for name, count in (("leaves", ft.leaves), ("spines", ft.spines)):
         if count % ft.pods:
             out.append((name, f"{name} ({count}) must split evenly across {ft.pods} pods"))
@@ -70,39 +75,58 @@ def fat_tree_problems(ft: FatTree) -> list[tuple[str, str]]:
             out.append(("spines", "more than one leaf (or any uplink) needs spines"))
         return out
     if ft.uplinks_per_leaf < sp or ft.uplinks_per_leaf % sp:
-        out.append(("uplinks_per_leaf", f"uplinks_per_leaf ({ft.uplinks_per_leaf}) must be a multiple of the "
-                    f"{sp} spines per pod, so that every leaf reaches every spine of its pod"))
+        out.append(
+            (
+                "uplinks_per_leaf",
+                f"uplinks_per_leaf ({ft.uplinks_per_leaf}) must be a multiple of the "
+                f"{sp} spines per pod, so that every leaf reaches every spine of its pod",
+            )
+        )
         return out
     spine_down = lp * ft.uplinks_per_leaf // sp
     if spine_down + ft.uplinks_per_spine > ft.radix:
-        out.append(("uplinks_per_spine" if ft.uplinks_per_spine else "uplinks_per_leaf",
-                    f"each spine needs {spine_down} ports down and {ft.uplinks_per_spine} up, "
-                    f"more than the radix {ft.radix}"))
+        out.append(
+            (
+                "uplinks_per_spine" if ft.uplinks_per_spine else "uplinks_per_leaf",
+                f"each spine needs {spine_down} ports down and {ft.uplinks_per_spine} up, "
+                f"more than the radix {ft.radix}",
+            )
+        )
     if ft.pods > 1 and (ft.cores == 0 or ft.uplinks_per_spine == 0):
         out.append(("cores", "more than one pod needs core switches and uplinks_per_spine"))
-    if ft.cores:
-        if ft.cores % sp:
-            out.append(("cores", f"cores ({ft.cores}) must be a multiple of the {sp} spines per pod"))
-            return out
-        group = ft.cores // sp
-        if ft.uplinks_per_spine < group or ft.uplinks_per_spine % group:
-            out.append(("uplinks_per_spine", f"uplinks_per_spine ({ft.uplinks_per_spine}) must be a multiple "
-                        f"of {group}, the cores each spine connects to"))
-        elif ft.pods * ft.uplinks_per_spine // group > ft.radix:
-            out.append(("cores", f"each core needs {ft.pods * ft.uplinks_per_spine // group} ports down, "
-                        f"more than the radix {ft.radix}"))
-    elif ft.uplinks_per_spine:
-        out.append(("uplinks_per_spine", "uplinks_per_spine needs cores"))
-    return out
+    return out + _core_problems(ft, sp)
+
+
+def _core_problems(ft: FatTree, sp: int) -> list[tuple[str, str]]:
+    """Checks of the third level, given ``sp`` spines per pod."""
+    if not ft.cores:
+        return [("uplinks_per_spine", "uplinks_per_spine needs cores")] if ft.uplinks_per_spine else []
+    if ft.cores % sp:
+        return [("cores", f"cores ({ft.cores}) must be a multiple of the {sp} spines per pod")]
+    group = ft.cores // sp
+    if ft.uplinks_per_spine < group or ft.uplinks_per_spine % group:
+        return [
+            (
+                "uplinks_per_spine",
+                f"uplinks_per_spine ({ft.uplinks_per_spine}) must be a multiple "
+                f"of {group}, the cores each spine connects to",
+            )
+        ]
+    if ft.pods * ft.uplinks_per_spine // group > ft.radix:
+        return [
+            (
+                "cores",
+                f"each core needs {ft.pods * ft.uplinks_per_spine // group} ports down, more than the radix {ft.radix}",
+            )
+        ]
+    return []
 
 
 def build_topology(spec: ClusterSpec) -> Topology:
     topo = Topology()
     for sw in spec.switches:
         topo.switches[sw.name] = _planned(sw)
-    hca_rate = {
-        (node.name, hca.device): (hca.speed, hca.width) for node in spec.nodes for hca in node.hcas
-    }
+    hca_rate = {(node.name, hca.device): (hca.speed, hca.width) for node in spec.nodes for hca in node.hcas}
 
     def rate(a: Endpoint, b: Endpoint, speed: Speed | None, width: Width | None) -> tuple[Speed, Width]:
         for end in (a, b):
@@ -138,8 +162,9 @@ def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateF
             if declared is None:
                 topo.switches[name] = PlannedSwitch(name, ft.radix, role, generated=True)
             elif declared.role != role:
-                topo.problems.append((src, f"switch {name} is declared as {declared.role}, "
-                                      f"but the fat tree makes it a {role}"))
+                topo.problems.append(
+                    (src, f"switch {name} is declared as {declared.role}, but the fat tree makes it a {role}")
+                )
     used = {end for link in topo.links for end in (link.a, link.b)}
     empty = {str(p) for p in spec.fabric.empty_ports}
     host_ports = [
@@ -152,8 +177,13 @@ def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateF
     ]
     slots = ft.leaves * ft.hosts_per_leaf
     if len(host_ports) > slots:
-        topo.problems.append(((*src, "hosts_per_leaf"), f"{len(host_ports)} HCA ports to cable but only "
-                              f"{ft.leaves} leaves x {ft.hosts_per_leaf} host ports = {slots}"))
+        topo.problems.append(
+            (
+                (*src, "hosts_per_leaf"),
+                f"{len(host_ports)} HCA ports to cable but only "
+                f"{ft.leaves} leaves x {ft.hosts_per_leaf} host ports = {slots}",
+            )
+        )
         return
     add = topo.links.append
     for i, host in enumerate(host_ports):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 from typing import Annotated, Any, NamedTuple
@@ -36,7 +37,19 @@ Guid = Annotated[
     int,
     BeforeValidator(_parse_guid),
     PlainSerializer(lambda v: f"0x{v:016x}", return_type=str),
-    WithJsonSchema({"type": "string", "pattern": "^(0x)?[0-9a-fA-F]{1,16}$", "examples": ["0x0002c90300a1b2c3"]}),
+    WithJsonSchema(
+        {
+            # YAML reads an unquoted 0x... GUID as an integer, so both forms are valid.
+            "anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": 2**64 - 1},
+                {
+                    "type": "string",
+                    "pattern": r"^(0[xX])?[0-9a-fA-F]{1,16}$|^([0-9a-fA-F]{2}:){7}[0-9a-fA-F]{2}$",
+                },
+            ],
+            "examples": ["0x0002c90300a1b2c3"],
+        }
+    ),
 ]
 
 _SECRET_RE = re.compile(r"^(env|vault):[A-Za-z_][A-Za-z0-9_]*$")
@@ -45,9 +58,7 @@ _SECRET_RE = re.compile(r"^(env|vault):[A-Za-z_][A-Za-z0-9_]*$")
 def _parse_secret(value: Any) -> str:
     if isinstance(value, str) and _SECRET_RE.match(value):
         return value
-    raise ValueError(
-        "must be a reference to the secret (env:VARIABLE or vault:variable_name), never the key itself"
-    )
+    raise ValueError("must be a reference to the secret (env:VARIABLE or vault:variable_name), never the key itself")
 
 
 SecretRef = Annotated[
@@ -76,13 +87,19 @@ _ENDPOINT_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)(?:/([a-z][a-z0-9_]*))?
 
 
 def parse_endpoint(text: str) -> Endpoint:
-    match = _ENDPOINT_RE.match(text.strip())
+    return _parse_endpoint(text.strip())
+
+
+@functools.lru_cache(maxsize=1 << 17)  # a large spec parses each of its ~10^5 ports twice (model, topology)
+def _parse_endpoint(text: str) -> Endpoint:
+    match = _ENDPOINT_RE.match(text)
     if not match:
-        raise ValueError(f"{text.strip()!r} is not a port: write SWITCH:PORT (leaf01:7) or NODE/HCA:PORT (node07/mlx5_0:1)")
-    port = int(match.group(3))
+        raise ValueError(f"{text!r} is not a port: write SWITCH:PORT (leaf01:7) or NODE/HCA:PORT (node07/mlx5_0:1)")
+    device, hca, number = match.groups()
+    port = int(number)
     if port < 1:
-        raise ValueError(f"{text.strip()!r}: port numbers start at 1")
-    return Endpoint(match.group(1), match.group(2), port)
+        raise ValueError(f"{text!r}: port numbers start at 1")
+    return Endpoint(device, hca, port)
 
 
 def _endpoint(value: Any) -> str:
@@ -101,14 +118,39 @@ def _parse_vlarb(value: Any) -> Any:
         for item in value.replace(" ", "").split(","):
             vl, sep, weight = item.partition(":")
             if not sep or not vl.isdigit() or not weight.isdigit():
-                raise ValueError(f"{item!r} is not VL:WEIGHT (write e.g. \"0:64,1:32\")")
+                raise ValueError(f'{item!r} is not VL:WEIGHT (write e.g. "0:64,1:32")')
             pairs.append((int(vl), int(weight)))
         return tuple(pairs)
     return value
 
 
 VlWeight = tuple[Annotated[int, Field(ge=0, le=14)], Annotated[int, Field(ge=0, le=255)]]
-VlArbTable = Annotated[tuple[VlWeight, ...], BeforeValidator(_parse_vlarb), Field(max_length=64)]
+VlArbTable = Annotated[
+    tuple[VlWeight, ...],
+    BeforeValidator(_parse_vlarb),
+    Field(max_length=64),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": r"^ *[0-9]+ *: *[0-9]+ *(, *[0-9]+ *: *[0-9]+ *)*$"},
+                {
+                    "type": "array",
+                    "maxItems": 64,
+                    "items": {
+                        "type": "array",
+                        "prefixItems": [
+                            {"type": "integer", "minimum": 0, "maximum": 14},
+                            {"type": "integer", "minimum": 0, "maximum": 255},
+                        ],
+                        "minItems": 2,
+                        "maxItems": 2,
+                    },
+                },
+            ],
+            "examples": ["0:64,1:32"],
+        }
+    ),
+]
 
 
 def _parse_sl2vl(value: Any) -> Any:
@@ -116,7 +158,7 @@ def _parse_sl2vl(value: Any) -> Any:
         try:
             return tuple(int(v) for v in value.replace(" ", "").split(","))
         except ValueError:
-            raise ValueError("write 16 comma-separated VLs, one per SL (e.g. \"0,1,2,3,0,1,2,3,...\")") from None
+            raise ValueError('write 16 comma-separated VLs, one per SL (e.g. "0,1,2,3,0,1,2,3,...")') from None
     return value
 
 
@@ -124,6 +166,20 @@ Sl2Vl = Annotated[
     tuple[Annotated[int, Field(ge=0, le=15)], ...],
     BeforeValidator(_parse_sl2vl),
     Field(min_length=16, max_length=16),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": r"^ *[0-9]+ *(, *[0-9]+ *){15}$"},
+                {
+                    "type": "array",
+                    "minItems": 16,
+                    "maxItems": 16,
+                    "items": {"type": "integer", "minimum": 0, "maximum": 15},
+                },
+            ],
+            "examples": ["0,1,2,3,4,5,6,7,0,1,2,3,4,5,6,7"],
+        }
+    ),
 ]
 
 
@@ -150,8 +206,12 @@ def _address(value: Any) -> IPv4Address | IPv6Address:
 
 
 IpNetwork = Annotated[
-    IPv4Network | IPv6Network, BeforeValidator(_network), WithJsonSchema({"type": "string", "format": "ip-network"})
+    IPv4Network | IPv6Network,
+    BeforeValidator(_network),
+    WithJsonSchema({"type": "string", "format": "ip-network"}),
 ]
 IpAddress = Annotated[
-    IPv4Address | IPv6Address, BeforeValidator(_address), WithJsonSchema({"type": "string", "format": "ip-address"})
+    IPv4Address | IPv6Address,
+    BeforeValidator(_address),
+    WithJsonSchema({"type": "string", "format": "ip-address"}),
 ]
