@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ibprov.errors import SpecError
+from ibprov.render import yamltext
 from ibprov.render.guids import GuidBook
 from ibprov.render.inventory import hosts, ipoib_vars, stack_vars
 from ibprov.render.sm import SmData, build_sm_data
@@ -38,9 +37,8 @@ class RenderOutput:
     synthetic: list[str] = field(default_factory=list)
 
 
-def _yaml(data: Any, header: str) -> str:
-    body = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
-    return f"# {header}\n---\n{body}"
+def _yaml(data: dict[str, Any], header: str) -> str:
+    return f"# {header}\n---\n{yamltext.dump(data)}"
 
 
 def sm_file_variables(sm: SmData, config_dir: str, header: str) -> dict[str, Any]:
@@ -144,14 +142,21 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
     wrote that are no longer produced. Returns the relative paths that changed."""
     changed: list[str] = []
     previous = _manifest(out_dir)
+    made: set[Path] = set()
     for rel, text in sorted(files.items()):
         path = out_dir / rel
-        if path.is_file() and path.read_text() == text:
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        # only files a previous render wrote can be unchanged: skip reading anything else
+        if rel in previous and path.is_file() and path.read_text() == text:
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        if path.exists():  # replace atomically: a reader never sees half a file
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(text)
+            os.replace(tmp, path)
+        else:
+            path.write_text(text)
         changed.append(rel)
     for rel in sorted(previous - set(files)):
         (out_dir / rel).unlink(missing_ok=True)

@@ -94,9 +94,13 @@ class GuidBook:
     twin: bool = False  # ibsim's convention wins: port GUID = node GUID + port
     synthetic: set[str] = field(default_factory=set)
     _hcas: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    _lock_ports: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict, repr=False)
+    _hca_cache: dict[tuple[str, str], int | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._hcas = {(n.name, h.device): h for n in self.loaded.spec.nodes for h in n.hcas}
+        for (node, dev, port), guid in self.lock.hca_ports.items():
+            self._lock_ports.setdefault((node, dev), {})[port] = guid
 
     @classmethod
     def for_spec(cls, loaded: LoadedSpec, *, allow_synthetic: bool = False, twin: bool = False) -> GuidBook:
@@ -120,9 +124,14 @@ class GuidBook:
         return guid
 
     def hca_guid(self, node: str, device: str) -> int | None:
+        key = (node, device)
+        if key not in self._hca_cache:
+            self._hca_cache[key] = self._resolve_hca(node, device)
+        return self._hca_cache[key]
+
+    def _resolve_hca(self, node: str, device: str) -> int | None:
         hca = self._hca(node, device)
-        ports = {p: g for (n, d, p), g in self.lock.hca_ports.items() if (n, d) == (node, device)}
-        ports.update(hca.port_guids)
+        ports = {**self._lock_ports.get((node, device), {}), **hca.port_guids}
         guid = None if self.twin and ports else hca.node_guid or self.lock.hca_nodes.get((node, device))
         if guid is None and ports:
             port = min(ports)

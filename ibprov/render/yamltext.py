@@ -1,0 +1,84 @@
+"""A small, fast, deterministic YAML writer for render's plain data (dicts, lists, strings, numbers).
+
+PyYAML's representer costs ~0.3 ms per host file, seconds on a 10,000-node cluster; this writes the same
+block style directly. Strings that YAML 1.1 could read as anything but the same string are quoted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+# words YAML 1.1 resolves to booleans or null
+_RESERVED = {
+    w
+    for word in ("y", "n", "yes", "no", "true", "false", "on", "off", "null")
+    for w in (word, word.capitalize(), word.upper())
+} | {"~"}
+
+
+def scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return ".nan"
+        if value in (float("inf"), float("-inf")):
+            return ".inf" if value > 0 else "-.inf"
+        return repr(value)
+    text = str(value)
+    if _PLAIN.match(text) and text not in _RESERVED:
+        return text
+    return json.dumps(text)  # ASCII with \u escapes: YAML forbids some control and line-break characters
+
+
+def _lines(value: Any, indent: str, out: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            head = f"{indent}{scalar(key)}:"
+            if isinstance(item, (dict, list)) and item:
+                out.append(head)
+                _lines(item, indent + ("  " if isinstance(item, dict) else ""), out)
+            else:
+                out.append(f"{head} {_empty(item)}")
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict) and item:
+                first = True
+                for key, sub in item.items():
+                    prefix = f"{indent}- " if first else f"{indent}  "
+                    first = False
+                    if isinstance(sub, (dict, list)) and sub:
+                        out.append(f"{prefix}{scalar(key)}:")
+                        _lines(sub, indent + "  " + ("  " if isinstance(sub, dict) else ""), out)
+                    else:
+                        out.append(f"{prefix}{scalar(key)}: {_empty(sub)}")
+            elif isinstance(item, list) and item:
+                out.append(f"{indent}-")
+                _lines(item, indent + "  ", out)
+            else:
+                out.append(f"{indent}- {_empty(item)}")
+
+
+def _empty(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    return scalar(value)
+
+
+def dump(data: dict[str, Any]) -> str:
+    if not data:
+        return "{}\n"
+    out: list[str] = []
+    _lines(data, "", out)
+    return "\n".join(out) + "\n"
