@@ -21,14 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from validate_10k import TARGET_S as _VALIDATE_TARGET  # noqa: E402,F401  (same fabric as validate)
-from validate_10k import explicit_spec, generator_spec, machine  # noqa: E402
+from validate_10k import explicit_spec, generator_spec, machine
 
 TARGET_S = 3.0
 IBPROV = [sys.executable, "-m", "ibprov"]
 
 
-def _time(cmd: list[str], before: object = None) -> float:
+def _time(cmd: list[str]) -> float:
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
     return time.perf_counter() - t0

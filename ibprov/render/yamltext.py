@@ -6,7 +6,6 @@ block style directly. Strings that YAML 1.1 could read as anything but the same 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -33,11 +32,30 @@ def scalar(value: Any) -> str:
             return ".nan"
         if value in (float("inf"), float("-inf")):
             return ".inf" if value > 0 else "-.inf"
-        return repr(value)
+        text = repr(value)
+        if "e" in text and "." not in text:  # YAML 1.1 floats need a dot: 5e-324 -> 5.0e-324
+            text = text.replace("e", ".0e")
+        return text
     text = str(value)
     if _PLAIN.match(text) and text not in _RESERVED:
         return text
-    return json.dumps(text)  # ASCII with \u escapes: YAML forbids some control and line-break characters
+    return _quote(text)
+
+
+def _quote(text: str) -> str:
+    """A YAML double-quoted scalar in printable ASCII (YAML forbids some control and line-break chars)."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif 0x20 <= code < 0x7F:
+            out.append(ch)
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
 
 
 def _lines(value: Any, indent: str, out: list[str]) -> None:
