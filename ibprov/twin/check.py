@@ -23,7 +23,8 @@ LOG_FAILURES = (
     (re.compile(r"Falling back to default routing.*"), "routing engine fell back to minhop"),
     (re.compile(r"ERR [0-9A-F]{4}:.*"), "OpenSM error"),
 )
-_ERROR_LEVEL = re.compile(r" 0x01 -> (.*)")
+_ERROR_LEVEL = re.compile(r" 0x01 -> (?!log_trap_info: Received Generic Notice type:4 num:144)(.*)")
+# (trap 144 — CapabilityMask/priority changed — is logged at error level whenever a standby SM starts)
 
 
 @dataclass

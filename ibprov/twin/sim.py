@@ -111,7 +111,20 @@ class SimFabric:
         base.mkdir(exist_ok=True)
         log = base / "opensm.log"
         # -d2: flush the log after every message, so waiting for "SUBNET UP" sees it at once
-        argv = ["opensm", "-d2", "-f", str(log), *(["-F", str(config)] if config else []), *args]
+        # -t 1000 --retries 5: a loaded 2-core CI machine delays the simulator's MAD replies past OpenSM's
+        # 200 ms default, and a sweep full of timeouts can leave the twin without SUBNET UP
+        argv = [
+            "opensm",
+            "-d2",
+            "-t",
+            "1000",
+            "--retries",
+            "5",
+            "-f",
+            str(log),
+            *(["-F", str(config)] if config else []),
+            *args,
+        ]
         env = self.env(sim_host, OSM_CACHE_DIR=str(base), OSM_TMP_DIR=str(base))
         with open(base / "stdout.log", "wb") as out:
             proc = subprocess.Popen(
