@@ -89,10 +89,7 @@ def parse(text: str) -> LinkInfo:
     node: tuple[str, int | None, str] | None = None  # (type, switch port-0 GUID, description)
     for line_no, line in lines(TOOL, text):
         if header := _HEADER.match(line):
-            if header[1]:
-                node = (_NODE_TYPES[header[1]], None, header[2])
-            else:
-                node = ("SW", hex_int(header[4]), header[5])
+            node = (_NODE_TYPES[header[1]], None, header[2]) if header[1] else ("SW", hex_int(header[4]), header[5])
             continue
         port = _PORT.search(line)
         if port is None:
@@ -125,9 +122,7 @@ def parse_port(text: str, *, node_type: str | None, guid: int | None, descriptio
         return None
 
 
-def _port(
-    m: re.Match[str], node_type: str | None, guid: int | None, desc: str, no: int, line: str
-) -> PortLink:
+def _port(m: re.Match[str], node_type: str | None, guid: int | None, desc: str, no: int, line: str) -> PortLink:
     link = _LINK.match(m[4])
     if link is None:
         raise ParseError(TOOL, no, line, "cannot parse the link state")

@@ -35,9 +35,7 @@ _PORTS_LINE = re.compile(
     rf"^(CA|SW|RT)\s+(\d+)\s+(\d+)\s+0x({_HX})\s+(\d+x|\?\?)\s+(\S+)\s+"
     rf"(?:-\s+(CA|SW|RT)\s+(\d+)\s+(\d+)\s+0x({_HX})\s+\( '(.*)' - '(.*)' \)|'(.*)')$"
 )
-_LIST_LINE = re.compile(
-    rf'^(Switch|Ca|Router)\s*:\s*0x({_HX}) ports (\d+) devid 0x{_HX} vendid 0x{_HX} "(.*)"$'
-)
+_LIST_LINE = re.compile(rf'^(Switch|Ca|Router)\s*:\s*0x({_HX}) ports (\d+) devid 0x{_HX} vendid 0x{_HX} "(.*)"$')
 
 
 @dataclass(frozen=True)
@@ -86,9 +84,7 @@ class Fabric:
 
     def node(self, guid: int) -> Node | None:
         """The node with this node GUID (or, in -p mode, this port GUID)."""
-        return next(
-            (n for n in self.nodes if guid in (n.guid, n.port_guid, *(p.guid for p in n.ports))), None
-        )
+        return next((n for n in self.nodes if guid in (n.guid, n.port_guid, *(p.guid for p in n.ports))), None)
 
 
 def argv(*, ports: bool = False, full: bool = False) -> tuple[str, ...]:
@@ -168,9 +164,7 @@ class _Builder:
             self.nodes[node_guid] = node
         here = LinkEnd(node.type, node_guid, port, port_guid, lid, node.description)
         remote_type = _TYPE_LETTER[m[3]]
-        there = LinkEnd(
-            remote_type, hex_int(m[4]), int(m[5]), hex_int(m[6]) if m[6] else None, int(m[10]), m[9]
-        )
+        there = LinkEnd(remote_type, hex_int(m[4]), int(m[5]), hex_int(m[6]) if m[6] else None, int(m[10]), m[9])
         extra = tuple((k, int(v)) for k, v in (pair.split("=") for pair in token[3].split()))
         width = None if token[1] == "??" else token[1]
         self._add(Link(here, there, width, _speed(token[2]), extra))

@@ -90,17 +90,13 @@ def parse(text: str) -> QueryErrors:
             port = None if match[2] == "ALL" else int(match[2])
             switch_guid = hex_int(node[2]) if node[2] else None
             data_only = node[1] == "Data Counters"
-            ports.append(
-                PortErrors(node[3], switch_guid, hex_int(match[1]), port, frozen(counters), None, data_only)
-            )
+            ports.append(PortErrors(node[3], switch_guid, hex_int(match[1]), port, frozen(counters), None, data_only))
         elif match := _LINK.match(line):
             if not ports or ports[-1].port is None or ports[-1].link is not None:
                 raise ParseError(TOOL, line_no, line, "'Link info' without a port line before it")
             last = ports[-1]
             node_type = "SW" if last.switch_guid is not None else "CA"
-            link = parse_port(
-                match[1], node_type=node_type, guid=last.guid, description=last.node_description
-            )
+            link = parse_port(match[1], node_type=node_type, guid=last.guid, description=last.node_description)
             if link is None:
                 raise ParseError(TOOL, line_no, line, "cannot parse the link info")
             ports[-1] = PortErrors(
@@ -137,9 +133,7 @@ def _summary_line(
     return None
 
 
-def _summary(
-    summary: dict[str, int], thresholds: dict[str, int], suppressed: tuple[str, ...]
-) -> ErrorSummary | None:
+def _summary(summary: dict[str, int], thresholds: dict[str, int], suppressed: tuple[str, ...]) -> ErrorSummary | None:
     if "nodes" not in summary or "ports" not in summary:
         return None
     return ErrorSummary(

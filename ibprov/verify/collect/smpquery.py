@@ -32,9 +32,7 @@ _INFO_HEADER = re.compile(r"^# (Port|Node) info: Lid (\d+)(?: port (\d+))?$", re
 _SL2VL_HEADER = re.compile(r"^# SL2VL table: Lid (\d+)$", re.ASCII)
 _SL2VL_COLUMNS = re.compile(r"^#\s+SL:((?:\s*\|\s*\d+)+)\s*\|$", re.ASCII)
 _SL2VL_ROW = re.compile(r"^ports: in\s+(\d+), out\s+(\d+):((?:\s*\|\s*\d+)+)\s*\|$", re.ASCII)
-_VLARB_HEADER = re.compile(
-    r"^# VLArbitration tables: Lid (\d+) port (\d+) LowCap (\d+) HighCap (\d+)$", re.ASCII
-)
+_VLARB_HEADER = re.compile(r"^# VLArbitration tables: Lid (\d+) port (\d+) LowCap (\d+) HighCap (\d+)$", re.ASCII)
 _VLARB_NONE = re.compile(r"^# No VLArbitration tables \((.*)\): Lid (\d+) port (\d+)$", re.ASCII)
 _VLARB_TABLE = re.compile(r"^# (Low|High) priority VL Arbitration Table:$")
 _VLARB_ROW = re.compile(r"^(VL|WEIGHT)\s*:\s*((?:\|\s*0x[0-9a-fA-F]+\s*)+)\|$", re.ASCII)

@@ -12,9 +12,7 @@ def test_sim_default_mode_reads_every_port_of_every_node() -> None:
     assert len(info.ports) == 3 * 36 + 4
     up = [p for p in info.ports if p.is_up]
     assert len(up) == 12  # 6 links, both ends
-    assert {(p.width, p.lane_gbps, p.state, p.phys_state) for p in up} == {
-        ("4X", 25.78125, "Active", "LinkUp")
-    }
+    assert {(p.width, p.lane_gbps, p.state, p.phys_state) for p in up} == {("4X", 25.78125, "Active", "LinkUp")}
     down = [p for p in info.ports if not p.is_up]
     assert {(p.state, p.phys_state, p.width, p.lane_gbps, p.remote) for p in down} == {
         ("Down", "Polling", None, None, None)

@@ -107,9 +107,7 @@ def test_edr_ports_mode_skips_unconnected_ports_but_keeps_their_switch() -> None
     unconnected = fabric.node(0x08C0EB0300ADD20E)
     assert unconnected is not None
     assert (unconnected.type, unconnected.lid, unconnected.description) == ("SW", 1781, "ib-i7l2s01")
-    assert not any(
-        e.port in (37, 80) for li in fabric.links for e in (li.a, li.b)
-    )  # '4x ???', '4x SDR' lines
+    assert not any(e.port in (37, 80) for li in fabric.links for e in (li.a, li.b))  # '4x ???', '4x SDR' lines
 
 
 def test_hdr_ports_mode_keeps_descriptions_verbatim() -> None:
@@ -133,9 +131,7 @@ def test_ndr200_two_lane_links_from_a_partial_capture() -> None:
     # digits back (one value per line, so the five hosts stay distinct) and drop the cut marker.
     text = shared("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt", not_output=1)
     restored = "\n".join(
-        line.replace("<redacted>", f"{no:012x}")
-        for no, line in enumerate(text.split("\n"))
-        if line != "...omitted"
+        line.replace("<redacted>", f"{no:012x}") for no, line in enumerate(text.split("\n")) if line != "...omitted"
     )
     fabric = parse(restored)
     assert len(fabric.links) == 5

@@ -74,9 +74,7 @@ def test_sa_error_is_reported() -> None:
 
 def test_record_without_a_required_field_names_its_header_line() -> None:
     text = "NodeRecord dump:\n\t\tlid.....................1\n\nNodeRecord dump:\n\t\tnode_guid.....0x1\n"
-    with pytest.raises(
-        ParseError, match=r"^saquery: line 1: NodeRecord without node_type: 'NodeRecord dump:'$"
-    ):
+    with pytest.raises(ParseError, match=r"^saquery: line 1: NodeRecord without node_type: 'NodeRecord dump:'$"):
         parse(text)
 
 
