@@ -329,5 +329,88 @@ def design(nodes: int, radix: int, blocking: str, speed: str, output: Path | Non
     click.echo(f"wrote {output}", err=True)
 
 
+@cli.command()
+@click.option(
+    "--fabric",
+    "fabric_spec",
+    metavar="SPEC",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Verify the fabric against SPEC: cabling, links, error counters, SMs, partitions, QoS.",
+)
+@click.option("--via", metavar="HOST", help="Run the diags on HOST through Ansible instead of on this host.")
+@click.option(
+    "--soak",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="Clear the error counters, wait, read them again (default: acceptance.soak_seconds).",
+)
+@click.option("--json", "json_path", metavar="FILE", type=click.Path(path_type=Path), help="Write report.json here.")
+@click.option("--junit", "junit_path", metavar="FILE", type=click.Path(path_type=Path), help="Write junit.xml here.")
+@click.option(
+    "--from-host",
+    metavar="SIM_HOST",
+    help="Twin only: run the diags as this ibsim node (sets SIM_HOST for them, also with --via).",
+)
+@click.option(
+    "--synthetic-guids",
+    is_flag=True,
+    help="The fabric is the twin: expect the stable synthetic GUIDs it uses where the spec has none.",
+)
+@handles_errors
+def verify(
+    fabric_spec: Path,
+    via: str | None,
+    soak: float | None,
+    json_path: Path | None,
+    junit_path: Path | None,
+    from_host: str | None,
+    synthetic_guids: bool,
+) -> None:
+    """Compare the live fabric with the plan; exit 0 (pass), 1 (findings), 2 (spec), 3 (cannot collect)."""
+    from ibprov.report import to_json, to_junit
+    from ibprov.report.console import findings_table, summary_text, table_width
+    from ibprov.spec import load_spec
+    from ibprov.verify.fabric import verify_fabric
+    from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
+
+    loaded = load_spec(fabric_spec)
+    runner: Runner
+    env = {"SIM_HOST": from_host} if from_host else None
+    runner = AnsibleRunner(via, _via_inventory(loaded, via), env=env) if via else LocalRunner(env=env)
+    try:
+        report = verify_fabric(loaded, runner, soak=soak, synthetic_guids=synthetic_guids)
+    finally:
+        runner.close()
+    for path, text in ((json_path, to_json(report)), (junit_path, to_junit(report))):
+        if path is not None:
+            try:
+                path.write_text(text)
+            except OSError as exc:
+                raise IbprovError(f"cannot write {path}: {exc.strerror or exc}") from None
+    table = findings_table(report)
+    if table is not None:
+        wide = Console(highlight=False, width=max(out_console.width, table_width(report)))
+        wide.print(table)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    out_console.print(summary_text(report))
+    if report.exit_code:
+        sys.exit(report.exit_code)
+
+
+def _via_inventory(loaded: Any, host: str) -> dict[str, Any]:
+    """A one-host Ansible inventory for ``--via HOST``: the spec's address and user for a node it names."""
+    node = next((n for n in loaded.spec.nodes if n.name == host), None)
+    entry: dict[str, Any] = {"ansible_user": loaded.spec.cluster.ssh_user}
+    if host in ("localhost", "127.0.0.1"):
+        entry = {"ansible_connection": "local"}
+    elif node is not None:
+        entry.update({"ansible_host": node.address or node.name})
+        if node.user:
+            entry["ansible_user"] = node.user
+    return {"all": {"hosts": {host: entry}}}
+
+
 def main() -> None:
     cli(prog_name="ibprov")

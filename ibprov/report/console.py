@@ -1,0 +1,51 @@
+"""The console view: a table with one line per finding, worst first, and the summary line.
+
+Nothing here prints: :func:`findings_table` returns a rich renderable for ``ibprov.cli`` to print.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from ibprov.report.model import Report, Severity
+
+__all__ = ["SEVERITY_STYLE", "findings_table", "summary_text", "table_width"]
+
+SEVERITY_STYLE = {
+    Severity.CRITICAL: "bold red",
+    Severity.SECURITY: "bold magenta",
+    Severity.ERROR: "red",
+    Severity.WARNING: "yellow",
+}
+_COLUMNS = ("severity", "check", "object", "expected", "found", "fix")
+
+
+def _rows(report: Report) -> list[tuple[str, ...]]:
+    return [(str(f.severity), f.check, f.object, f.expected, f.observed, f.fix) for f in report.findings]
+
+
+def findings_table(report: Report) -> Table | None:
+    """The findings, worst first, one line each (cells never wrap); None when there are none."""
+    rows = _rows(report)
+    if not rows:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for name in _COLUMNS:
+        table.add_column(name.upper(), no_wrap=True, overflow="ellipsis")
+    for finding, row in zip(report.findings, rows, strict=True):
+        table.add_row(Text(row[0], style=SEVERITY_STYLE[finding.severity]), *row[1:])
+    return table
+
+
+def table_width(report: Report) -> int:
+    """The width at which every cell of the findings table fits on one line."""
+    rows = [_COLUMNS, *_rows(report)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
+    return sum(widths) + 3 * len(widths) + 2  # padding and separators
+
+
+def summary_text(report: Report) -> Text:
+    style = "bold green" if not report.findings else "bold yellow" if report.exit_code == 0 else "bold red"
+    return Text(report.summary, style=style)

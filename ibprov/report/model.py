@@ -1,0 +1,141 @@
+"""What a verification produces: findings, the checks they belong to, and the report around them.
+
+A *finding* is one thing that differs from the plan, on one object ("node07 mlx5_0 port 1"). A *check*
+is a stable dotted id (``cabling.miswire``) with the objects it examined; an object it examined without a
+finding passed. The console table, report.json and junit.xml are three views of one :class:`Report`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ibprov.errors import ExitCode
+
+__all__ = ["FABRIC", "CheckResult", "Finding", "Report", "Severity"]
+
+FABRIC = "fabric"  # the object of a check that looks at the fabric as a whole
+
+
+class Severity(StrEnum):
+    CRITICAL = "critical"  # the fabric does not work as planned (no or the wrong master SM)
+    SECURITY = "security"  # isolation is broken (rogue SM, a partition a port must not hold)
+    ERROR = "error"  # a planned property is wrong (cable, width, counters, PKey table)
+    WARNING = "warning"  # works, but weaker than planned (an SM after failover); does not fail verify
+
+    @property
+    def rank(self) -> int:
+        """0 is the worst."""
+        return _RANK[self]
+
+    @property
+    def fails(self) -> bool:
+        """Whether a finding of this severity makes verify exit 1."""
+        return self is not Severity.WARNING
+
+
+_RANK = {Severity.CRITICAL: 0, Severity.SECURITY: 1, Severity.ERROR: 2, Severity.WARNING: 3}
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str  # stable dotted id, e.g. "cabling.miswire"
+    severity: Severity
+    object: str  # e.g. "node07 mlx5_0 port 1"
+    expected: str  # what the plan says, e.g. "leaf03 port 7"
+    observed: str  # what the fabric shows, e.g. "leaf03 port 8"
+    fix: str  # what to do about it
+
+    def sort_key(self) -> tuple[int, str, str]:
+        return (self.severity.rank, self.check, self.object)
+
+    @property
+    def text(self) -> str:
+        """One line: ``node07 mlx5_0 port 1: planned leaf03 port 7, found leaf03 port 8``."""
+        return f"{self.object}: planned {self.expected}, found {self.observed}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "check": self.check,
+            "severity": str(self.severity),
+            "object": self.object,
+            "expected": self.expected,
+            "observed": self.observed,
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check id: what it looked at and what it found. Objects without a finding passed."""
+
+    id: str
+    title: str
+    objects: tuple[str, ...]  # every object the check examined, in a stable order
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not self.findings
+
+    def cases(self) -> list[tuple[str, tuple[Finding, ...]]]:
+        """(object, its findings) for every object examined or found, each once; passes have no findings.
+
+        A check over the whole fabric (object ``fabric``) that found something lists only the findings."""
+        found: dict[str, list[Finding]] = {}
+        for finding in self.findings:
+            found.setdefault(finding.object, []).append(finding)
+        objects = [o for o in self.objects if not (o == FABRIC and found and FABRIC not in found)]
+        out = [(o, tuple(found.pop(o, ()))) for o in dict.fromkeys(objects)]
+        out += [(o, tuple(fs)) for o, fs in found.items()]
+        return out
+
+
+@dataclass(frozen=True)
+class Report:
+    command: str  # "verify --fabric"
+    cluster: str
+    spec: str
+    started: str  # ISO 8601, UTC
+    duration_seconds: float
+    collected_from: str  # "this host" or "node01 (ansible)"
+    checks: tuple[CheckResult, ...]
+    soak_seconds: float | None = None
+    fabric: dict[str, Any] = field(default_factory=dict)  # what was observed, for the JSON report
+    notes: tuple[str, ...] = ()
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding, worst first."""
+        return sorted((f for c in self.checks for f in c.findings), key=Finding.sort_key)
+
+    @property
+    def objects(self) -> int:
+        return sum(len(c.cases()) for c in self.checks)
+
+    def by_severity(self) -> dict[str, int]:
+        counts = Counter(f.severity for f in self.findings)
+        return {str(s): counts.get(s, 0) for s in Severity}
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.FINDINGS if any(f.severity.fails for f in self.findings) else ExitCode.OK
+
+    @property
+    def summary(self) -> str:
+        """The one-line outcome, e.g. ``FAIL: 3 findings (1 critical, 2 error) ...``."""
+        findings = self.findings
+        scope = f"{_plural(len(self.checks), 'check')} over {_plural(self.objects, 'object')}"
+        if not findings:
+            return f"PASS: no findings; {scope}"
+        counts = ", ".join(f"{n} {s}" for s, n in self.by_severity().items() if n)
+        found = _plural(len(findings), "finding")
+        if self.exit_code == ExitCode.OK:
+            return f"PASS with {found} ({counts}); {scope}"
+        return f"FAIL: {found} ({counts}); {scope}"
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

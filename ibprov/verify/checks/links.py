@@ -1,0 +1,81 @@
+"""Links: every planned cable is up (Active/LinkUp at both ends) at the planned width and speed.
+
+Width and speed are compared with the plan, never with iblinkinfo's "Could be ..." hint (ibsim always
+prints "Could be 12X", and real hardware may support more than the cables do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ibprov.report.model import Finding, Severity
+from ibprov.spec.topology import PlannedLink
+from ibprov.spec.types import Endpoint
+from ibprov.verify.checks.base import Check, planned_cables
+from ibprov.verify.checks.matching import classify, planned_ref
+from ibprov.verify.observation import LinkState, Observation, ObservedLink
+from ibprov.verify.plan import Plan, endpoint_name
+
+__all__ = ["CHECKS", "check"]
+
+DOWN = Check(
+    "link.down",
+    "Each planned link is Active/LinkUp",
+    Severity.ERROR,
+    "enable the port (ibportstate <lid> <port> enable) and check that a subnet manager is running; "
+    "a link stuck in Initialize/Armed has not been brought up by an SM",
+    planned_cables,
+)
+WIDTH = Check(
+    "link.width",
+    "Each planned link runs at the planned width",
+    Severity.ERROR,
+    "reseat or replace the cable (a lane is down); check both ports' LinkWidthEnabled",
+    planned_cables,
+)
+SPEED = Check(
+    "link.speed",
+    "Each planned link runs at the planned speed",
+    Severity.ERROR,
+    "check cable and transceiver ratings and both ports' LinkSpeed(Ext)Enabled / opensm force_link_speed*",
+    planned_cables,
+)
+CHECKS = (DOWN, WIDTH, SPEED)
+
+_ACTIVE = "Active/LinkUp"
+
+
+def _rate(width: str | None, speed: str | None) -> str:
+    return f"{width or '??'} {speed or '???'}"
+
+
+def _states(states: Sequence[tuple[Endpoint, LinkState | None]]) -> str:
+    shown = [f"{endpoint_name(e)} {s}" for e, s in states if s is not None and not s.active]
+    return "; ".join(shown) or "down"
+
+
+def check(plan: Plan, obs: Observation) -> list[Finding]:
+    cabling = classify(plan, obs)
+    index = obs.guid_index()
+    out: list[Finding] = []
+    for link, states in cabling.down:
+        out.append(DOWN.finding(endpoint_name(plan.anchor(link)), _ACTIVE, _states(states)))
+    for link, seen in cabling.matched:
+        name = endpoint_name(plan.anchor(link))
+        ends = [(end, obs.states.get(ref)) for end in (link.a, link.b) if (ref := planned_ref(plan, obs, end, index))]
+        if any(s is not None and not s.active for _e, s in ends):
+            out.append(DOWN.finding(name, _ACTIVE, _states(ends)))
+            continue
+        out += _rate_findings(name, link, seen)
+    return out
+
+
+def _rate_findings(name: str, link: PlannedLink, seen: ObservedLink) -> list[Finding]:
+    planned = _rate(str(link.width), str(link.speed))
+    found = _rate(seen.width, seen.speed)
+    out = []
+    if (seen.width or "").lower() != str(link.width).lower():
+        out.append(WIDTH.finding(name, planned, found))
+    if (seen.speed or "").upper() != str(link.speed).upper():
+        out.append(SPEED.finding(name, planned, found))
+    return out

@@ -1,0 +1,228 @@
+"""Collect an :class:`Observation` of the fabric with infiniband-diags, through a :class:`Runner`.
+
+Batch 1 (in order, one discovery for all of it):
+  ``ibnetdiscover --cache F`` (topology, LIDs), ``iblinkinfo --load-cache F -l`` (state, physical
+  state, width, speed of every port), ``ibqueryerrors --load-cache F`` (error counters; with ``-k``
+  when soaking, which clears them after reading), ``base64 F`` (the cache, for the IsSM bits, see
+  :mod:`ibprov.verify.cache`) and ``sminfo`` (the master as this port sees it).
+Batch 2 (concurrently, at most 6 at a time): per SM port ``sminfo <lid>``; per CA port ``smpquery
+  pkeys <lid> <port>``, with QoS on also ``smpquery sl2vl`` and ``smpquery vlarb``.
+Soak: wait until ``soak`` seconds have passed since the clear, then ``ibqueryerrors --load-cache F``
+  again: what it reports is what accumulated during the soak.
+
+A failed ibnetdiscover (no fabric reachable) raises CollectError; output a parser cannot read raises
+ParseError (tool and line); a failed per-port query becomes a :class:`QueryFailure`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ibprov.errors import CollectError
+from ibprov.verify.cache import decode
+from ibprov.verify.collect import ParseError, collector, pkeytables
+from ibprov.verify.collect import ibnetdiscover as nd
+from ibprov.verify.collect.ibqueryerrors import QueryErrors
+from ibprov.verify.observation import (
+    LinkState,
+    Observation,
+    ObservedLink,
+    ObservedNode,
+    ObservedSm,
+    PortRef,
+    QueryFailure,
+    Soak,
+)
+from ibprov.verify.runner import SCRATCH, CommandResult, Runner
+
+__all__ = ["Clock", "collect"]
+
+CACHE = f"{SCRATCH}/fabric.cache"
+
+
+@dataclass(frozen=True)
+class Clock:
+    now: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+
+
+def _ok(result: CommandResult, name: str) -> str:
+    if not collector(name).succeeded(result.returncode):
+        raise CollectError(f"could not collect from the fabric: {result.reason()}")
+    return result.stdout
+
+
+def _nodes(fabric: nd.Fabric) -> dict[int, ObservedNode]:
+    nodes: dict[int, ObservedNode] = {}
+    for n in fabric.nodes:
+        if n.guid is None:
+            raise ParseError("ibnetdiscover", 0, "", "a node without a node GUID (was -p used?)")
+        ports = {p.number: (p.guid, p.lid) for p in n.ports}
+        nodes[n.guid] = ObservedNode(n.guid, n.type, n.description, ports, n.lid, n.port_guid)
+    return nodes
+
+
+def _links(fabric: nd.Fabric) -> list[ObservedLink]:
+    out = []
+    for link in fabric.links:
+        if link.a.node_guid is None or link.b.node_guid is None:
+            raise ParseError("ibnetdiscover", 0, "", "a link end without a node GUID")
+        a, b = PortRef(link.a.node_guid, link.a.port), PortRef(link.b.node_guid, link.b.port)
+        out.append(ObservedLink(a, b, link.width, link.speed))
+    return out
+
+
+def _counters(obs: Observation, errors: QueryErrors) -> dict[PortRef, Mapping[str, int]]:
+    index = obs.guid_index()
+    out: dict[PortRef, Mapping[str, int]] = {}
+    for port in errors.ports:
+        if port.port is None or port.data_only or not port.counters:
+            continue  # a switch's "port ALL" sum repeats its ports
+        ref = index.get(port.guid)
+        if ref is None:
+            continue
+        ref = PortRef(ref.node_guid, port.port) if ref.port == 0 else ref
+        out[ref] = dict(port.counters)
+    return out
+
+
+def _states(obs: Observation, text: str) -> dict[PortRef, LinkState]:
+    index = obs.guid_index()
+    out: dict[PortRef, LinkState] = {}
+    for port in collector("iblinkinfo").parse(text).ports:
+        ref = index.get(port.guid) if port.guid is not None else None
+        if ref is None:
+            continue
+        ref = PortRef(ref.node_guid, port.port) if ref.port == 0 else ref
+        out[ref] = LinkState(port.state, port.phys_state)
+    return out
+
+
+def _sm_targets(obs: Observation, cache_result: CommandResult, master_lid: int | None) -> dict[int, PortRef]:
+    """LID -> port of every port that may run an SM: IsSM ports from the cache (or, without a cache,
+    every CA port and switch port 0), plus the master ``sminfo`` named."""
+    index = obs.guid_index()
+    targets: dict[int, PortRef] = {}
+    if cache_result.returncode == 0:
+        try:
+            raw = base64.b64decode(cache_result.stdout.strip(), validate=True)
+        except (binascii.Error, ValueError):
+            raise ParseError("base64", 1, cache_result.stdout[:80], "not base64") from None
+        for port in decode(raw).sm_ports():
+            ref = index.get(port.guid)
+            if port.lid and ref is not None:
+                targets[port.lid] = ref
+    else:
+        for node in obs.nodes.values():
+            if node.type == "SW" and node.lid:
+                targets[node.lid] = PortRef(node.guid, 0)
+            for number, (_guid, lid) in node.ports.items():
+                if lid:
+                    targets[lid] = PortRef(node.guid, number)
+    if master_lid:
+        for node in obs.nodes.values():
+            if node.type == "SW" and node.lid == master_lid:
+                targets[master_lid] = PortRef(node.guid, 0)
+            for number, (_guid, lid) in node.ports.items():
+                if lid == master_lid:
+                    targets[master_lid] = PortRef(node.guid, number)
+    return targets
+
+
+def _per_port(obs: Observation, runner: Runner, sm_targets: dict[int, PortRef], qos: bool) -> None:
+    jobs: list[tuple[str, PortRef, int | None, tuple[str, ...]]] = []
+    for sm_lid, sm_ref in sorted(sm_targets.items()):
+        jobs.append(("sminfo", sm_ref, None, ("sminfo", str(sm_lid))))
+    ca_ports: list[tuple[PortRef, int, int]] = [
+        (PortRef(node.guid, number), guid, lid)
+        for node in obs.nodes.values()
+        if node.type != "SW"
+        for number, (guid, lid) in sorted(node.ports.items())
+        if guid is not None and lid
+    ]
+    tables = _pkey_tables(runner, [(lid, ref.port) for ref, _guid, lid in ca_ports])
+    ops = ("sl2vl", "vlarb") if qos else ()
+    for ref, port_guid, lid in ca_ports:
+        found = tables.get((lid, ref.port))
+        if found is not None and found.error is None:
+            obs.pkeys[port_guid] = found.pkeys
+        else:  # the one-process probe could not read this port: ask smpquery, as an admin would
+            jobs.append(("smpquery pkeys", ref, port_guid, ("smpquery", "pkeys", str(lid), str(ref.port))))
+        jobs += [(f"smpquery {op}", ref, port_guid, ("smpquery", op, str(lid), str(ref.port))) for op in ops]
+    results = runner.run_batch([argv for *_, argv in jobs], parallel=True)
+    for (name, ref, guid, _argv), result in zip(jobs, results, strict=True):
+        if not collector(name).succeeded(result.returncode):
+            if name != "sminfo":  # a port with the IsSM bit whose SM just stopped answers nothing
+                obs.failures.append(QueryFailure(ref, name, result.reason()))
+            continue
+        parsed = collector(name).parse(result.stdout)
+        if name == "sminfo":
+            state = parsed.state_name.removeprefix("SMINFO_")
+            obs.sms.append(ObservedSm(ref, parsed.guid, parsed.lid, parsed.priority, state, parsed.activity_count))
+        elif name == "smpquery pkeys" and guid is not None:
+            obs.pkeys[guid] = parsed.pkeys
+        elif name == "smpquery sl2vl" and guid is not None:
+            obs.sl2vl[guid] = parsed.rows[0][2] if parsed.rows else ()
+        elif guid is not None:
+            obs.vlarb[guid] = (parsed.high, parsed.low)
+
+
+def _pkey_tables(runner: Runner, targets: list[tuple[int, int]]) -> dict[tuple[int, int], pkeytables.PortPkeys]:
+    """All CA ports' PKey tables from one probe process; empty when the probe cannot run there."""
+    if not targets:
+        return {}
+    (result,) = runner.run_batch([pkeytables.argv(targets)])
+    if result.returncode != 0:
+        return {}
+    try:
+        return pkeytables.parse(result.stdout)
+    except ParseError:
+        return {}
+
+
+def collect(runner: Runner, *, soak: float = 0.0, qos: bool = False, clock: Clock | None = None) -> Observation:
+    """Observe the fabric the runner reaches. ``soak`` > 0 clears the error counters and reads them
+    again after that many seconds (counting from the clear)."""
+    clock = clock or Clock()
+    clear = ("-k",) if soak > 0 else ()
+    first = runner.run_batch(
+        [
+            ("ibnetdiscover", "--cache", CACHE),
+            ("iblinkinfo", "--load-cache", CACHE, "-l"),
+            ("ibqueryerrors", "--load-cache", CACHE, *clear),
+            ("base64", "-w0", CACHE),
+            ("sminfo",),
+        ]
+    )
+    cleared_at = clock.now()
+    discover, linkinfo, errors, cache, master = first
+    fabric = nd.parse(_ok(discover, "ibnetdiscover"))
+    obs = Observation(nodes=_nodes(fabric), links=_links(fabric))
+    obs.states = _states(obs, _ok(linkinfo, "iblinkinfo"))
+    obs.counters = _counters(obs, collector("ibqueryerrors").parse(_ok(errors, "ibqueryerrors")))
+    master_lid = collector("sminfo").parse(master.stdout).lid if master.returncode == 0 else None
+    _per_port(obs, runner, _sm_targets(obs, cache, master_lid), qos)
+    if soak > 0:
+        remaining = soak - (clock.now() - cleared_at)
+        if remaining > 0:
+            clock.sleep(remaining)
+        (again,) = runner.run_batch([("ibqueryerrors", "--load-cache", CACHE)])
+        elapsed = clock.now() - cleared_at
+        deltas = _counters(obs, collector("ibqueryerrors").parse(_ok(again, "ibqueryerrors")))
+        obs.soak = Soak(elapsed, deltas)
+    obs.from_port = _from_port(discover.stdout, obs)
+    return obs
+
+
+def _from_port(text: str, obs: Observation) -> str | None:
+    """``node01 mlx5_0`` from ibnetdiscover's ``# Initiated from node <guid> port <guid>``."""
+    for line in text.splitlines()[:8]:
+        words = line.split()
+        if line.startswith("# Initiated from node ") and len(words) > 4:
+            node = obs.nodes.get(int(words[4], 16))
+            return node.description if node is not None else None
+    return None

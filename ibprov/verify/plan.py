@@ -1,0 +1,214 @@
+"""What verify expects: the planned cables, devices and their GUIDs, SMs, PKey tables, QoS tables, limits.
+
+GUIDs come from the GuidBook (spec, then lock file, then -- on the twin -- synthetic ones). A device whose
+GUID is still unknown is looked up on the fabric by its NodeDescription (the way ``ibprov discover``
+does), so a first verify works before the lock file exists; a note says which devices were matched so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ibprov.render.guids import GuidBook, LockFile, fmt_guid
+from ibprov.spec import LoadedSpec
+from ibprov.spec.model import QosTables
+from ibprov.spec.topology import PlannedLink
+from ibprov.spec.types import Endpoint
+from ibprov.twin.check import expected_pkeys
+from ibprov.verify.observation import ObservedNode, PortRef
+
+__all__ = ["Plan", "PlannedSm", "build_plan", "endpoint_name"]
+
+_TIER = {"leaf": 0, "spine": 1, "core": 2}
+
+
+@dataclass(frozen=True)
+class PlannedSm:
+    node: str
+    device: str
+    port: int
+    priority: int
+    port_guid: int | None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.node, self.device, self.port)
+
+
+def endpoint_name(end: Endpoint) -> str:
+    """``node07 mlx5_0 port 1`` or ``leaf03 port 7``."""
+    return f"{end.device} {end.hca} port {end.port}" if end.hca else f"{end.device} port {end.port}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    loaded: LoadedSpec
+    book: GuidBook
+    links: tuple[PlannedLink, ...]
+    switch_guids: Mapping[str, int | None]  # switch name -> node GUID
+    hca_descriptions: Mapping[tuple[str, str], str]  # (node, device) -> NodeDescription
+    port_guids: Mapping[Endpoint, int | None]  # every planned CA port -> port GUID
+    sms: tuple[PlannedSm, ...]
+    pkeys: Mapping[int, frozenset[int]]  # CA port GUID -> planned PKey table entries (membership bit kept)
+    partition_names: Mapping[int, str]  # 15-bit PKey -> partition name
+    qos: QosTables | None  # the CA tables when QoS is on
+    thresholds: Mapping[str, int]
+    notes: tuple[str, ...] = ()
+    _switch_by_guid: dict[int, str] = field(default_factory=dict, repr=False)
+    _ca_by_port_guid: dict[int, Endpoint] = field(default_factory=dict, repr=False)
+    _hca_by_node_guid: dict[int, tuple[str, str]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._switch_by_guid.update({g: n for n, g in self.switch_guids.items() if g is not None})
+        self._ca_by_port_guid.update({g: e for e, g in self.port_guids.items() if g is not None})
+        for node, device in self.hca_descriptions:
+            guid = self.book.hca_guid(node, device)
+            if guid is not None:
+                self._hca_by_node_guid[guid] = (node, device)
+
+    @property
+    def cluster(self) -> str:
+        return self.loaded.spec.cluster.name
+
+    def endpoint(self, node: ObservedNode, port: int) -> Endpoint | None:
+        """The planned endpoint an observed port is, by GUID; None for a device the plan does not have."""
+        if node.type == "SW":
+            name = self._switch_by_guid.get(node.guid)
+            return None if name is None else Endpoint(name, None, port)
+        guid = node.port_guid(port)
+        if guid is not None and guid in self._ca_by_port_guid:
+            return self._ca_by_port_guid[guid]
+        hca = self._hca_by_node_guid.get(node.guid)
+        return None if hca is None else Endpoint(hca[0], hca[1], port)
+
+    def ca_endpoint(self, port_guid: int) -> Endpoint | None:
+        return self._ca_by_port_guid.get(port_guid)
+
+    def switch_name(self, guid: int) -> str | None:
+        return self._switch_by_guid.get(guid)
+
+    def tier(self, end: Endpoint) -> tuple[int, str, int]:
+        """Sort key that puts the CA end of a cable first, then the lower switch tier."""
+        if end.hca:
+            return (-1, end.device, end.port)
+        role = self.loaded.topology.switches[end.device].role if end.device in self.loaded.topology.switches else ""
+        return (_TIER.get(role, 3), end.device, end.port)
+
+    def anchor(self, link: PlannedLink) -> Endpoint:
+        """The end a cable is named by: its CA end, else its end on the lower switch tier."""
+        return min((link.a, link.b), key=self.tier)
+
+    def device_guid(self, end: Endpoint) -> int | None:
+        """A switch's node GUID or a CA port's GUID: what identifies the device at this end."""
+        return self.port_guids.get(end) if end.hca else self.switch_guids.get(end.device)
+
+    def planned_ends(self) -> set[Endpoint]:
+        return {e for link in self.links for e in (link.a, link.b)}
+
+
+def _descriptions(loaded: LoadedSpec) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    switches = {name: sw.node_desc for name, sw in loaded.topology.switches.items()}
+    hcas = {(n.name, h.device): n.description or f"{n.name} {h.device}" for n in loaded.spec.nodes for h in n.hcas}
+    return switches, hcas
+
+
+def _resolve(loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode]) -> tuple[GuidBook, list[str]]:
+    """A GuidBook that also knows the GUIDs of devices it lacked, found on the fabric by NodeDescription."""
+    switch_desc, hca_desc = _descriptions(loaded)
+    nodes = list(fabric)
+    counts = Counter((n.type, n.description) for n in nodes)
+    unique = {(n.type, n.description): n for n in nodes if counts[(n.type, n.description)] == 1}
+    switches = dict(book.lock.switches)
+    hca_nodes = dict(book.lock.hca_nodes)
+    hca_ports = dict(book.lock.hca_ports)
+    matched: list[str] = []
+    for name, desc in switch_desc.items():
+        if book.switch_guid(name) is None and (found := unique.get(("SW", desc))) is not None:
+            switches[name] = found.guid
+            matched.append(name)
+    hcas = {(n.name, h.device): h for n in loaded.spec.nodes for h in n.hcas}
+    for (node, device), desc in hca_desc.items():
+        hca = hcas[(node, device)]
+        if all(book.port_guid(node, device, p) is not None for p in hca.ports):
+            continue
+        found = unique.get(("CA", desc))
+        if found is None:
+            continue
+        hca_nodes[(node, device)] = found.guid
+        for port in hca.ports:
+            guid = found.port_guid(port)
+            if guid is not None:
+                hca_ports[(node, device, port)] = guid
+        matched.append(f"{node}/{device}")
+    if not matched:
+        return book, []
+    lock = LockFile(switches, hca_nodes, hca_ports)
+    resolved = GuidBook(loaded, lock, allow_synthetic=book.allow_synthetic, twin=book.twin)
+    shown = ", ".join(matched[:5]) + (f" and {len(matched) - 5} more" if len(matched) > 5 else "")
+    note = (
+        f"{len(matched)} device(s) have no GUID in the spec or lock file and were matched by "
+        f"NodeDescription ({shown}); run `ibprov discover` to pin their GUIDs"
+    )
+    return resolved, [note]
+
+
+def _qos_tables(loaded: LoadedSpec) -> QosTables | None:
+    """The tables OpenSM gives CA ports: qos_ca_* where set, else the default qos_* set."""
+    qos = loaded.spec.qos
+    if not qos.enabled:
+        return None
+    ca = qos.ca
+    return QosTables(
+        max_vls=ca.max_vls if ca and ca.max_vls else qos.max_vls,
+        sl2vl=ca.sl2vl if ca and ca.sl2vl else qos.sl2vl,
+        vlarb_high=ca.vlarb_high if ca and ca.vlarb_high else qos.vlarb_high,
+        vlarb_low=ca.vlarb_low if ca and ca.vlarb_low else qos.vlarb_low,
+    )
+
+
+def build_plan(loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode] = ()) -> Plan:
+    """The plan of ``loaded``; ``fabric`` (observed nodes) fills in GUIDs the book does not know."""
+    book, notes = _resolve(loaded, book, fabric)
+    spec = loaded.spec
+    _, hca_desc = _descriptions(loaded)
+    port_guids = {
+        Endpoint(n.name, h.device, p): book.port_guid(n.name, h.device, p)
+        for n in spec.nodes
+        for h in n.hcas
+        for p in h.ports
+    }
+    sms = []
+    for inst in spec.subnet_manager.instances:
+        node = next(n for n in spec.nodes if n.name == inst.node)
+        device = inst.hca or node.hcas[0].device
+        sms.append(PlannedSm(inst.node, device, inst.port, inst.priority, book.port_guid(inst.node, device, inst.port)))
+    pkeys = {int(g, 16): frozenset(keys) for g, keys in expected_pkeys(loaded, book).items()}
+    names = {0x7FFF: "Default", **{p.pkey: p.name for p in spec.partitions}}
+    return Plan(
+        loaded=loaded,
+        book=book,
+        links=tuple(loaded.topology.links),
+        switch_guids=MappingProxyType({name: book.switch_guid(name) for name in loaded.topology.switches}),
+        hca_descriptions=MappingProxyType(hca_desc),
+        port_guids=MappingProxyType(port_guids),
+        sms=tuple(sms),
+        pkeys=MappingProxyType(pkeys),
+        partition_names=MappingProxyType(names),
+        qos=_qos_tables(loaded),
+        thresholds=MappingProxyType({str(k): v for k, v in spec.acceptance.error_thresholds.items()}),
+        notes=tuple(notes),
+    )
+
+
+def port_name(plan: Plan, nodes: Mapping[int, ObservedNode], ref: PortRef) -> str:
+    """The name of an observed port: the planned one, else its GUID and NodeDescription."""
+    node = nodes.get(ref.node_guid)
+    if node is not None:
+        end = plan.endpoint(node, ref.port)
+        if end is not None:
+            return endpoint_name(end)
+        return f'{fmt_guid(node.guid)} "{node.description}" port {ref.port}'
+    return f"{fmt_guid(ref.node_guid)} port {ref.port}"

@@ -1,0 +1,376 @@
+"""verify --fabric on the twin: the clean fabric passes with zero findings, and each injected fault is
+found with the right check id and object.
+
+Faults come from the ibsim console (Unlink, PerformanceSet), from net-file variants written before ibsim
+starts (swapped cables, a node on the wrong leaf, degraded width/speed, an unplanned node), from
+partitions.conf edits applied with SIGHUP, and from starting/stopping OpenSMs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from ibprov.report.model import Report, Severity
+from ibprov.spec import LoadedSpec, load_spec
+from ibprov.twin.proof import TwinRun, hca_id, start_twin  # (twin.netfile first is a circular import)
+from ibprov.twin.sim import OpenSM
+from ibprov.verify.fabric import verify_fabric
+from ibprov.verify.runner import AnsibleRunner, LocalRunner
+
+pytestmark = pytest.mark.sim
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PORT_LINE = re.compile(r'^\[(\d+)\]\t"([^"]+)"\[(\d+)\]\t(.*)$')
+
+
+# ------------------------------------------------------------------------------------ net-file variants
+class NetFile:
+    """Edit an ibsim net file: every cable is written at both of its ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.blocks = [block.split("\n") for block in path.read_text().strip().split("\n\n")]
+
+    def _block(self, node: str) -> list[str]:
+        for block in self.blocks:
+            if any(f'"{node}"' in line and not line.startswith("[") for line in block):
+                return block
+        raise KeyError(node)
+
+    def _drop(self, node: str, port: int) -> tuple[str, int] | None:
+        block = self._block(node)
+        for i, line in enumerate(block):
+            match = PORT_LINE.match(line)
+            if match and int(match[1]) == port:
+                del block[i]
+                return match[2], int(match[3])
+        return None
+
+    def disconnect(self, node: str, port: int) -> None:
+        peer = self._drop(node, port)
+        if peer is not None:
+            self._drop(*peer)
+
+    def connect(self, a: tuple[str, int], b: tuple[str, int], options: str = "w=2 e=4") -> None:
+        for end in (a, b):
+            self.disconnect(*end)
+        for (node, port), (peer, peer_port) in ((a, b), (b, a)):
+            self._block(node).append(f'[{port}]\t"{peer}"[{peer_port}]\t{options}')
+
+    def add_ca(self, node: str, guid: int, description: str) -> None:
+        self.blocks.append([f"caguid=0x{guid:016x}", f'Ca\t1 "{node}"\t\t# "{description}"'])
+
+    def save(self) -> None:
+        self.path.write_text("\n\n".join("\n".join(b) for b in self.blocks) + "\n")
+
+
+# ----------------------------------------------------------------------------------------- harness
+def example(name: str) -> LoadedSpec:
+    return load_spec(EXAMPLES / f"{name}.yaml")
+
+
+@contextmanager
+def twin(
+    loaded: LoadedSpec,
+    workdir: Path,
+    *,
+    net: Callable[[NetFile], None] | None = None,
+    opensm: Callable[[Path], None] | None = None,
+) -> Iterator[TwinRun]:
+    """The twin of ``loaded`` with the subnet up and every standby in STANDBY; ``net`` edits twin.net and
+    ``opensm`` the OpenSM files before anything starts."""
+
+    def before_start(opensm_dir: Path) -> None:
+        if net is not None:
+            netfile = NetFile(opensm_dir.parent / "twin.net")
+            net(netfile)
+            netfile.save()
+        if opensm is not None:
+            opensm(opensm_dir)
+
+    run = start_planned_sms(loaded, start_twin(loaded, workdir, start_sms=False, before_start=before_start))
+    try:
+        yield run
+    finally:
+        run.stop()
+
+
+def start_planned_sms(loaded: LoadedSpec, run: TwinRun) -> TwinRun:
+    """Start the planned OpenSMs one at a time, highest priority first, each once the one before it is
+    settled: started together, a standby can win the first sweep and the handover then stalls on ibsim."""
+    workdir = run.sim.workdir.parent
+    try:
+        for inst in sorted(loaded.spec.subnet_manager.instances, key=lambda i: -i.priority):
+            node = next(n for n in loaded.spec.nodes if n.name == inst.node)
+            device = inst.hca or node.hcas[0].device
+            conf = workdir / "opensm" / inst.node / f"opensm.{device}-{inst.port}.conf"
+            sm = run.sim.start_opensm(hca_id(inst.node, device), conf, name=f"opensm-{inst.node}-{device}")
+            settled = "SUBNET UP" if not run.sms else "Entering STANDBY state"
+            run.sms.append((inst.node, inst.priority, sm))
+            assert sm.wait_for(settled, 60), sm.log_text()[-2000:]
+    except BaseException:
+        run.stop()
+        raise
+    return run
+
+
+def probe(run: TwinRun) -> str:
+    """A port to run the diags from that hosts no SM (as an admin's login node would be)."""
+    sm_hosts = {sm.sim_host for _n, _p, sm in run.sms}
+    return sorted(h for h in run.sim_hosts.values() if h not in sm_hosts)[0]
+
+
+def verify(loaded: LoadedSpec, run: TwinRun, *, soak: float = 0.0) -> Report:
+    runner = LocalRunner(env=run.sim.env(probe(run)))
+    try:
+        return verify_fabric(loaded, runner, soak=soak, synthetic_guids=True)
+    finally:
+        runner.close()
+
+
+def found(report: Report) -> set[tuple[str, str]]:
+    return {(f.check, f.object) for f in report.findings}
+
+
+def finding(report: Report, check: str) -> str:
+    (match,) = [f for f in report.findings if f.check == check]
+    return match.text
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def resweep(sm: OpenSM) -> None:
+    """SIGHUP the SM (re-read partitions.conf, heavy sweep) and wait until that sweep is done."""
+    offset = len(sm.log_text())
+    sm.signal(signal.SIGHUP)
+    assert sm.wait_for("SUBNET UP", 30, after=offset), sm.log_text()[offset:][-2000:]
+
+
+# ------------------------------------------------------------------------------------------- tests
+@pytest.mark.parametrize("name", ["rack", "qos-partitions", "fat-tree"])
+def test_the_clean_twin_passes_with_zero_findings(name: str, tmp_path: Path) -> None:
+    loaded = example(name)
+    with twin(loaded, tmp_path) as run:
+        report = verify(loaded, run)
+    assert report.findings == [], [f.text for f in report.findings]
+    assert report.exit_code == 0
+    master = report.fabric["master_sm"]
+    assert master is not None
+    assert master["planned"]
+    assert master["priority"] == 15
+
+
+def test_an_unlinked_cable_is_a_missing_link(tmp_path: Path) -> None:
+    loaded = example("rack")
+    with twin(loaded, tmp_path) as run:
+        run.sim.console('Unlink "H-node03-mlx5_0"[1]')
+        assert wait_until(lambda: "node03" not in run.sim.run(["ibnetdiscover"], probe(run)).stdout)
+        report = verify(loaded, run)
+    assert found(report) == {("cabling.missing", "node03 mlx5_0 port 1")}
+    assert finding(report, "cabling.missing").startswith("node03 mlx5_0 port 1: planned leaf01 port 3, found no link")
+    assert report.exit_code == 1
+
+
+def test_two_swapped_cables_are_one_swap_finding(tmp_path: Path) -> None:
+    def swap(net: NetFile) -> None:
+        net.connect(("H-node01-mlx5_0", 1), ("S-leaf01", 2))
+        net.connect(("H-node02-mlx5_0", 1), ("S-leaf01", 1))
+
+    loaded = example("rack")
+    with twin(loaded, tmp_path, net=swap) as run:
+        report = verify(loaded, run)
+    assert found(report) == {("cabling.swapped", "node01 mlx5_0 port 1 and node02 mlx5_0 port 1")}
+    assert finding(report, "cabling.swapped").endswith(
+        "planned leaf01 port 1 and leaf01 port 2, found leaf01 port 2 and leaf01 port 1"
+    )
+
+
+def test_a_node_on_the_wrong_leaf_is_a_miswire_naming_both_ports(tmp_path: Path) -> None:
+    def move(net: NetFile) -> None:  # node05 is planned on leaf01:6; leaf04 has free host ports
+        net.disconnect("H-node05-mlx5_0", 1)
+        net.connect(("H-node05-mlx5_0", 1), ("S-leaf04", 8))
+
+    loaded = example("fat-tree")
+    with twin(loaded, tmp_path, net=move) as run:
+        report = verify(loaded, run)
+    assert found(report) == {("cabling.miswire", "node05 mlx5_0 port 1")}
+    assert finding(report, "cabling.miswire") == "node05 mlx5_0 port 1: planned leaf01 port 6, found leaf04 port 8"
+
+
+def test_degraded_width_and_speed_name_the_planned_and_found_rates(tmp_path: Path) -> None:
+    def degrade(net: NetFile) -> None:
+        net.connect(("S-leaf01", 1), ("H-node01-mlx5_0", 1), "w=1 e=4")  # one lane
+        net.connect(("S-leaf01", 2), ("H-node02-mlx5_0", 1), "w=2 e=2")  # EDR
+
+    loaded = example("rack")
+    with twin(loaded, tmp_path, net=degrade) as run:
+        report = verify(loaded, run)
+    assert found(report) == {("link.width", "node01 mlx5_0 port 1"), ("link.speed", "node02 mlx5_0 port 1")}
+    assert finding(report, "link.width") == "node01 mlx5_0 port 1: planned 4x HDR, found 1x HDR"
+    assert finding(report, "link.speed") == "node02 mlx5_0 port 1: planned 4x HDR, found 4x EDR"
+
+
+def test_symbol_errors_and_link_downs_above_threshold_are_counter_findings(tmp_path: Path) -> None:
+    loaded = example("rack")
+    with twin(loaded, tmp_path) as run:
+        run.sim.console('PerformanceSet "H-node02-mlx5_0"[1] PortCounters.SymbolErrorCounter=42')
+        run.sim.console('PerformanceSet "S-leaf01"[4] PortCounters.LinkDownedCounter=12')
+        run.sim.console('PerformanceSet "S-leaf01"[3] PortCounters.SymbolErrorCounter=10')  # at the limit: fine
+        time.sleep(0.5)
+        report = verify(loaded, run)
+    assert found(report) == {("counters.threshold", "node02 mlx5_0 port 1"), ("counters.threshold", "leaf01 port 4")}
+    texts = {f.object: f.text for f in report.findings}
+    assert texts["node02 mlx5_0 port 1"].endswith("planned SymbolErrorCounter <= 10, found SymbolErrorCounter = 42")
+    assert texts["leaf01 port 4"].endswith("planned LinkDownedCounter <= 10, found LinkDownedCounter = 12")
+
+
+def test_errors_during_a_soak_are_reported_with_their_rate(tmp_path: Path) -> None:
+    loaded = example("rack")
+    with twin(loaded, tmp_path) as run:
+        run.sim.console('PerformanceSet "H-node04-mlx5_0"[1] PortCounters.SymbolErrorCounter=500')
+        time.sleep(0.5)
+        burst = threading.Timer(
+            1.5, run.sim.console, ['PerformanceSet "S-leaf01"[2] PortCounters.SymbolErrorCounter=6']
+        )
+        burst.start()
+        try:
+            report = verify(loaded, run, soak=3.0)
+        finally:
+            burst.cancel()
+    # node04's old errors are over the threshold; the soak cleared them, and only leaf01:2 rose during it
+    assert found(report) == {
+        ("counters.threshold", "node04 mlx5_0 port 1"),
+        ("counters.soak_rate", "leaf01 port 2"),
+    }
+    assert report.soak_seconds is not None
+    assert 3.0 <= report.soak_seconds < 10
+    assert re.search(r"found SymbolErrorCounter \+6 \(\d+\.\d+/s\)$", finding(report, "counters.soak_rate"))
+
+
+def test_a_rogue_sm_on_an_unplanned_node_is_a_security_finding(tmp_path: Path) -> None:
+    def add_rogue(net: NetFile) -> None:
+        net.add_ca("H-rogue-mlx5_0", 0x0C42A10300D8F000, "rogue mlx5_0")
+        net.connect(("H-rogue-mlx5_0", 1), ("S-leaf01", 20))
+
+    loaded = example("rack")
+    with twin(loaded, tmp_path, net=add_rogue) as run:
+        conf = tmp_path / "rogue.conf"
+        conf.write_text(f"sm_priority 15\npartition_config_file {tmp_path / 'none.conf'}\n")
+        rogue = run.sim.start_opensm("H-rogue-mlx5_0", conf, name="opensm-rogue")
+        assert rogue.wait_for("Entering STANDBY state", 30), rogue.log_text()[-2000:]
+        report = verify(loaded, run)
+    rogue_port = '0x0c42a10300d8f000 "rogue mlx5_0" port 1'
+    assert found(report) == {("sm.rogue", rogue_port), ("cabling.unplanned", "leaf01 port 20")}
+    assert finding(report, "cabling.unplanned") == f"leaf01 port 20: planned no cable, found a cable to {rogue_port}"
+    (sm_finding,) = [f for f in report.findings if f.check == "sm.rogue"]
+    assert sm_finding.severity is Severity.SECURITY
+    assert "STANDBY SM with priority 15" in sm_finding.observed
+    assert report.findings[0].check == "sm.rogue"  # worst first: security before error
+
+
+def _edit_partitions(opensm_dir: Path, edit: Callable[[str], str]) -> None:
+    conf = opensm_dir / "partitions.conf"
+    text = conf.read_text()
+    changed = edit(text)
+    assert changed != text
+    conf.write_text(changed)
+
+
+def test_a_partition_missing_from_a_member_port_is_found_after_the_sm_applied_it(tmp_path: Path) -> None:
+    loaded = example("qos-partitions")
+    with twin(loaded, tmp_path) as run:  # node01 (0x043f720300a4b228) leaves compute
+        _edit_partitions(tmp_path / "opensm", lambda t: t.replace("    0x043f720300a4b228=full,\n", "", 1))
+        resweep(run.master)
+        report = verify(loaded, run)
+    assert found(report) == {("pkey.missing", "node01 mlx5_0 port 1")}
+    assert "planned 0x8010 (compute, full), found not in the table" in finding(report, "pkey.missing")
+
+
+def test_an_extra_pkey_on_a_port_is_a_security_finding(tmp_path: Path) -> None:
+    loaded = example("qos-partitions")
+    with twin(loaded, tmp_path) as run:  # stor01 (0x043f720300a4c300) joins compute as a full member
+        _edit_partitions(
+            tmp_path / "opensm",
+            lambda t: t.replace(
+                "    0x043f720300a4b228=full,\n", "    0x043f720300a4c300=full,\n    0x043f720300a4b228=full,\n", 1
+            ),
+        )
+        resweep(run.master)
+        report = verify(loaded, run)
+    assert found(report) == {("pkey.extra", "stor01 mlx5_0 port 1")}
+    (extra,) = report.findings
+    assert extra.severity is Severity.SECURITY
+    assert extra.observed == "0x8010 (compute, full) in the table"
+
+
+def test_after_failover_the_new_master_passes_because_the_plan_allows_it(tmp_path: Path) -> None:
+    def fast_failover(opensm_dir: Path) -> None:  # notice a dead master in ~2 s, not the default ~50 s
+        for conf in opensm_dir.glob("*/opensm.*.conf"):
+            conf.write_text(conf.read_text() + "sminfo_polling_timeout 1000\npolling_retry_number 2\n")
+
+    loaded = example("rack")
+    with twin(loaded, tmp_path, opensm=fast_failover) as run:
+        master, (_node, _prio, standby) = run.master, run.sms[1]
+        offset = len(standby.log_text())
+        master.stop()
+        assert standby.wait_for("Entering MASTER state", 30, after=offset), standby.log_text()[offset:]
+        assert standby.wait_for("SUBNET UP", 30, after=offset)
+        report = verify(loaded, run)
+    assert report.fabric["master_sm"]["object"] == "sm02 mlx5_0 port 1"
+    assert found(report) == {("sm.standby_missing", "sm01 mlx5_0 port 1")}
+    (stopped,) = report.findings
+    assert stopped.severity is Severity.WARNING
+    assert "took over as MASTER" in stopped.observed
+    assert report.exit_code == 0  # the plan allows sm02 as master while sm01 is down
+
+
+def test_a_qos_table_that_differs_from_the_plan_is_a_qos_finding(tmp_path: Path) -> None:
+    def change_sl2vl(opensm_dir: Path) -> None:
+        for conf in opensm_dir.glob("*/opensm.*.conf"):
+            conf.write_text(conf.read_text().replace("qos_sl2vl 0,1,2,3,4,5,6,7", "qos_sl2vl 1,0,2,3,4,5,6,7"))
+
+    loaded = example("qos-partitions")
+    with twin(loaded, tmp_path, opensm=change_sl2vl) as run:
+        report = verify(loaded, run)
+    assert {check for check, _obj in found(report)} == {"qos.sl2vl"}
+    assert len(report.findings) == len(loaded.spec.nodes)
+    assert all("found SL0-15 -> VL 1,0,2," in f.text for f in report.findings)
+
+
+def test_verify_through_ansible_on_localhost_finds_what_a_local_run_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    inventory = {
+        "all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}
+    }
+    loaded = example("rack")
+    with twin(loaded, tmp_path) as run:
+        run.sim.console('Unlink "H-node03-mlx5_0"[1]')
+        assert wait_until(lambda: "node03" not in run.sim.run(["ibnetdiscover"], probe(run)).stdout)
+        env = {k: v for k, v in run.sim.env(probe(run)).items() if k in ("LD_PRELOAD", "IBSIM_SOCKNAME", "SIM_HOST")}
+        runner = AnsibleRunner("localhost", inventory, env=env)
+        try:
+            remote = verify_fabric(loaded, runner, synthetic_guids=True)
+        finally:
+            runner.close()
+        local = verify(loaded, run)
+    assert remote.collected_from == "localhost (ansible)"
+    assert found(remote) == found(local) == {("cabling.missing", "node03 mlx5_0 port 1")}
+    assert remote.fabric["master_sm"] == local.fabric["master_sm"]

@@ -1,0 +1,96 @@
+"""`ibprov verify --fabric`: exit codes 0/1/2/3 with a one-line reason, the table, report files."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from test_report_json import clean_report, report_with_findings
+
+from ibprov.cli import _via_inventory, cli
+from ibprov.report import Report
+from ibprov.spec import load_spec
+
+RACK = Path(__file__).resolve().parents[3] / "examples" / "rack.yaml"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["verify", *args], catch_exceptions=False)
+
+
+def fake_verify(monkeypatch: pytest.MonkeyPatch, report: Report) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+
+    def verify_fabric(loaded: Any, runner: Any, **kwargs: Any) -> Report:
+        calls.append({"runner": runner, **kwargs})
+        return report
+
+    monkeypatch.setattr("ibprov.verify.fabric.verify_fabric", verify_fabric)
+    return calls
+
+
+def test_a_clean_fabric_exits_0_with_the_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = fake_verify(monkeypatch, clean_report())
+    result = run("--fabric", str(RACK), "--synthetic-guids", "--soak", "5")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1].startswith("PASS: no findings; 20 checks over")
+    assert (calls[0]["soak"], calls[0]["synthetic_guids"]) == (5.0, True)
+    assert calls[0]["runner"].where == "this host"
+
+
+def test_findings_exit_1_with_one_table_line_each_and_write_json_and_junit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake_verify(monkeypatch, report_with_findings())
+    result = run("--fabric", str(RACK), "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml"))
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("FAIL: 3 findings (3 error)")
+    rows = [line for line in lines if line.startswith("error ")]
+    assert len(rows) == 3
+    assert any("cabling.miswire" in r and "node01 mlx5_0 port 1" in r and "leaf01 port 9" in r for r in rows)
+    assert json.loads((tmp_path / "r.json").read_text())["exit_code"] == 1
+    assert ET.parse(tmp_path / "r.xml").getroot().get("failures") == "3"
+
+
+def test_a_spec_error_exits_2(tmp_path: Path) -> None:
+    result = run("--fabric", str(tmp_path / "missing.yaml"))
+    assert result.exit_code == 2
+    assert result.stderr == f"{tmp_path / 'missing.yaml'}:1:1: no such file\n1 problem found\n"
+
+
+def test_no_diags_no_fabric_exits_3_with_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no infiniband-diags here
+    result = run("--fabric", str(RACK))
+    assert result.exit_code == 3
+    assert result.stderr == (
+        "error: could not collect from the fabric: ibnetdiscover exited 127: "
+        "ibnetdiscover: command not found (install infiniband-diags)\n"
+    )
+
+
+def test_an_unwritable_report_path_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fake_verify(monkeypatch, clean_report())
+    result = run("--fabric", str(RACK), "--json", str(tmp_path / "no" / "dir" / "r.json"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: cannot write {tmp_path / 'no' / 'dir' / 'r.json'}: ")
+
+
+def test_via_runs_through_ansible_on_the_named_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = fake_verify(monkeypatch, clean_report())
+    assert run("--fabric", str(RACK), "--via", "sm01", "--from-host", "H-x").exit_code == 0
+    runner = calls[0]["runner"]
+    assert (runner.where, runner.env) == ("sm01 (ansible)", {"SIM_HOST": "H-x"})
+
+
+def test_the_via_inventory_uses_the_spec_address_user_or_a_local_connection() -> None:
+    loaded = load_spec(RACK)
+    assert _via_inventory(loaded, "sm01") == {
+        "all": {"hosts": {"sm01": {"ansible_user": "root", "ansible_host": "sm01"}}}
+    }
+    assert _via_inventory(loaded, "localhost") == {"all": {"hosts": {"localhost": {"ansible_connection": "local"}}}}
+    assert _via_inventory(loaded, "jump.example.org")["all"]["hosts"]["jump.example.org"] == {"ansible_user": "root"}
