@@ -24,7 +24,6 @@ from ibprov.render.sm import SmData, build_sm_data
 from ibprov.render.templates import RENDER_HEADER, render_role_template
 from ibprov.render.topology_file import build_topology_file
 from ibprov.spec import LoadedSpec
-from ibprov.twin.netfile import build_twin
 
 MANIFEST = ".ibprov-render"
 SM_TEMPLATES = "etc/opensm"
@@ -97,6 +96,8 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False) -> Render
         f[f"inventory/host_vars/{host}.yml"] = _yaml(host_vars[host], header)
     for name, text in render_sm_files(sm, "/etc/opensm", header).items():
         f[f"opensm/{name}"] = text
+    from ibprov.twin.netfile import build_twin  # here, not at the top: twin.netfile imports render.guids
+
     twin_book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
     f["fabric/topology.ibnd"] = build_topology_file(loaded, book)
     twin = build_twin(loaded, twin_book)

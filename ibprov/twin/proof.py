@@ -62,8 +62,10 @@ def start_twin(
     start_sms: bool = True,
     socket: str | None = None,
     before_start: Callable[[Path], None] | None = None,
+    master_timeout: float = 120.0,
 ) -> TwinRun:
-    """Start ibsim and (optionally) every planned OpenSM instance, highest priority first."""
+    """Start ibsim and (optionally) every planned OpenSM instance: the planned master first, the
+    standbys once it has brought the subnet up (or ``master_timeout`` passed)."""
     netfile, configs, sim_hosts = write_twin(loaded, workdir)
     if before_start is not None:
         before_start(workdir / "opensm")
@@ -74,12 +76,16 @@ def start_twin(
         return run
     try:
         instances = sorted(loaded.spec.subnet_manager.instances, key=lambda i: -i.priority)
-        for inst in instances:
+        for i, inst in enumerate(instances):
             node = next(n for n in loaded.spec.nodes if n.name == inst.node)
             device = inst.hca or node.hcas[0].device
             conf = configs[f"{inst.node}/{device}:{inst.port}"]
             sm = sim.start_opensm(hca_id(inst.node, device), conf, name=f"opensm-{inst.node}-{device}-{inst.port}")
             run.sms.append((inst.node, inst.priority, sm))
+            if i == 0 and len(instances) > 1:
+                # let the planned master bring the subnet up before the standbys start: when they all race
+                # for the first sweep on a loaded machine, a standby can win it and stall the master
+                sm.wait_for("SUBNET UP", master_timeout)
     except Exception:
         run.stop()
         raise
