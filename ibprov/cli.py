@@ -8,13 +8,17 @@ import traceback
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 
 from ibprov import __version__
 from ibprov.errors import ExitCode, IbprovError, SpecError
+
+if TYPE_CHECKING:
+    from ibprov.report.model import Report
+    from ibprov.twin.proof import TwinRun
 
 F = TypeVar("F", bound=Callable[..., Any])
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -155,8 +159,24 @@ def render(spec: Path, out_dir: Path, check: bool, synthetic_guids: bool) -> Non
     type=click.Path(path_type=Path),
     help="Save the twin's `ibnetdiscover` output here (input for `ibprov discover --from`).",
 )
+@click.option(
+    "--verify",
+    "run_verify",
+    is_flag=True,
+    help="Then run `verify --fabric` against the running twin (with its stand-in GUIDs).",
+)
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="With --verify: write report.json.")
+@click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="With --verify: write junit.xml.")
 @handles_errors
-def twin(spec: Path, workdir: Path | None, timeout: float, save_ibnetdiscover: Path | None) -> None:
+def twin(
+    spec: Path,
+    workdir: Path | None,
+    timeout: float,
+    save_ibnetdiscover: Path | None,
+    run_verify: bool,
+    json_path: Path | None,
+    junit_path: Path | None,
+) -> None:
     """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
     import tempfile
 
@@ -164,8 +184,20 @@ def twin(spec: Path, workdir: Path | None, timeout: float, save_ibnetdiscover: P
     from ibprov.twin.check import prove
 
     loaded = load_spec(spec)
+    reports: list[Report] = []
+
+    def verify_twin(run: TwinRun, host: str) -> None:
+        from ibprov.verify.fabric import verify_fabric
+        from ibprov.verify.runner import LocalRunner
+
+        runner = LocalRunner(env=run.sim.env(host))
+        try:
+            reports.append(verify_fabric(loaded, runner, synthetic_guids=True))
+        finally:
+            runner.close()
+
     with tempfile.TemporaryDirectory(prefix="ibprov-twin-") as tmp:
-        result = prove(loaded, workdir or Path(tmp), timeout=timeout)
+        result = prove(loaded, workdir or Path(tmp), timeout=timeout, while_up=verify_twin if run_verify else None)
     for line in result.lines:
         click.echo(line)
     if save_ibnetdiscover is not None and result.ibnetdiscover:
@@ -175,6 +207,8 @@ def twin(spec: Path, workdir: Path | None, timeout: float, save_ibnetdiscover: P
         for problem in result.problems:
             click.echo(f"FAIL: {problem}", err=True)
         sys.exit(ExitCode.FINDINGS)
+    if reports:
+        _print_report(reports[0], json_path, junit_path)
 
 
 def _apply_options(func: F) -> F:
@@ -368,8 +402,6 @@ def verify(
     synthetic_guids: bool,
 ) -> None:
     """Compare the live fabric with the plan; exit 0 (pass), 1 (findings), 2 (spec), 3 (cannot collect)."""
-    from ibprov.report import to_json, to_junit
-    from ibprov.report.console import findings_table, summary_text, table_width
     from ibprov.spec import load_spec
     from ibprov.verify.fabric import verify_fabric
     from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
@@ -382,6 +414,14 @@ def verify(
         report = verify_fabric(loaded, runner, soak=soak, synthetic_guids=synthetic_guids)
     finally:
         runner.close()
+    _print_report(report, json_path, junit_path)
+
+
+def _print_report(report: Report, json_path: Path | None, junit_path: Path | None) -> None:
+    """Write the JSON / JUnit files asked for, print the findings table and summary, exit 1 on findings."""
+    from ibprov.report import to_json, to_junit
+    from ibprov.report.console import findings_table, summary_text, table_width
+
     for path, text in ((json_path, to_json(report)), (junit_path, to_junit(report))):
         if path is not None:
             try:

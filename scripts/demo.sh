@@ -27,8 +27,8 @@ step "7. render: inventory, role variables, OpenSM files, expected topology, twi
 $IBPROV render "$OUT/cluster.yaml" -o "$OUT/rendered"
 $IBPROV render "$OUT/cluster.yaml" -o "$OUT/rendered" --check
 sed -n '1,40p' "$OUT/rendered/opensm/partitions.conf"
-step "8. the rendered configuration on the twin, now with the discovered GUIDs"
-$IBPROV twin "$OUT/cluster.yaml"
+step "8. the rendered configuration on the twin, then verify --fabric against it (cabling, links, counters, SMs, PKeys)"
+$IBPROV twin "$OUT/cluster.yaml" --verify --json "$OUT/report.json" --junit "$OUT/junit.xml"
 step "9. the examples, on the twin too"
 for spec in examples/*.yaml; do
   echo "-- $spec"

@@ -82,13 +82,17 @@ def prove(
     *,
     timeout: float = 120.0,
     before_start: Callable[[Path], None] | None = None,
+    while_up: Callable[[TwinRun, str], None] | None = None,
 ) -> ProofResult:
     """Bring the plan up on the twin and check it. ``before_start(opensm_dir)`` may alter the rendered
-    OpenSM files first (tests use it to prove that a broken configuration is caught)."""
+    OpenSM files first (tests use it to prove that a broken configuration is caught); ``while_up(run, host)``
+    runs once the proof passed, before the twin stops, with a port to run diags from."""
     result = ProofResult()
     run = start_twin(loaded, workdir, before_start=before_start)
     try:
         _prove(loaded, run, result, timeout)
+        if while_up is not None and not result.problems:
+            while_up(run, _probe_host(loaded, run))  # e.g. `verify --fabric` against the running twin
     finally:
         run.stop()
     return result

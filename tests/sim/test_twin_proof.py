@@ -75,3 +75,16 @@ def test_log_failures_recognises_opensm_fallback_lines() -> None:
     found = log_failures(log)
     assert len(found) == 2, found
     assert found[0].startswith("partitions.conf parse error: PARSE ERROR: line 5")
+
+
+def test_twin_verify_runs_verify_fabric_against_the_running_twin(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ibprov.cli import cli
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "rack.yaml"
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(cli, ["twin", str(example), "--verify", "--json", str(report)])
+    assert result.exit_code == 0, result.output
+    assert "PASS: no findings" in result.stdout
+    assert '"result": "pass"' in report.read_text()
