@@ -152,12 +152,13 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
         # only files a previous render wrote can be unchanged: skip reading anything else
         if rel in previous and path.is_file() and path.read_text() == text:
             continue
-        if path.exists():  # replace atomically: a reader never sees half a file
+        if rel in previous:  # replace atomically: a reader never sees half a file
             tmp = path.with_name(path.name + ".tmp")
             tmp.write_text(text)
             os.replace(tmp, path)
         else:
-            path.write_text(text)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
         changed.append(rel)
     for rel in sorted(previous - set(files)):
         (out_dir / rel).unlink(missing_ok=True)
