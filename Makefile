@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 APT_SIM := opensm infiniband-diags ibsim-utils libumad2sim0
 STAMP := $(VENV)/.ibprov-installed
 
-.PHONY: venv apt-sim lint typecheck unit sim test demo golden bench clean
+.PHONY: venv apt-sim lint ansible-lint typecheck unit sim molecule test demo golden bench clean
 
 venv: $(STAMP)
 
@@ -23,8 +23,14 @@ apt-sim:
 	@scripts/apt-ensure.sh $(APT_SIM)
 
 lint: venv
-	$(BIN)/ruff check ibprov tests bench
-	$(BIN)/ruff format --check ibprov tests bench
+	$(BIN)/ruff check ibprov tests bench scripts
+	$(BIN)/ruff format --check ibprov tests bench scripts
+	$(BIN)/python scripts/gen_spec_docs.py --check
+
+# Roles and playbooks: ansible-lint (production profile, yamllint included) and the generated role READMEs.
+ansible-lint: venv
+	$(BIN)/ansible-lint
+	$(BIN)/python scripts/gen_role_docs.py --check
 
 typecheck: venv
 	$(BIN)/mypy
@@ -35,8 +41,13 @@ unit: venv
 sim: venv apt-sim
 	$(BIN)/pytest -q -m sim tests
 
-test: venv apt-sim lint typecheck
+# Molecule scenarios (podman containers from a locally built Debian 12 image; installs podman etc.).
+molecule: venv
+	scripts/molecule.sh
+
+test: venv apt-sim lint ansible-lint typecheck
 	$(BIN)/pytest -q -n 2 -m 'not molecule' tests
+	scripts/molecule.sh
 
 # Rewrite the golden files of rendered output after an intended change (review the diff!).
 golden: venv
@@ -45,8 +56,12 @@ golden: venv
 demo: venv apt-sim
 	@scripts/demo.sh
 
-bench: venv
-	$(BIN)/python bench/validate_10k.py
+# Benchmarks (results go to docs/benchmarks.md; never part of `make test`: these machines are noisy).
+bench: venv apt-sim
+	$(BIN)/python bench/validate_10k.py --update-docs
+	$(BIN)/python bench/render_10k.py
+	$(BIN)/python bench/twin_1024.py
+	$(BIN)/python bench/verify_1024.py --append
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
