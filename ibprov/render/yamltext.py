@@ -18,6 +18,9 @@ _RESERVED = {
 } | {"~"}
 
 
+_STRINGS: dict[str, str] = {}  # keys and values repeat across thousands of host files
+
+
 def scalar(value: Any) -> str:
     if value is None:
         return "null"
@@ -37,9 +40,12 @@ def scalar(value: Any) -> str:
             text = text.replace("e", ".0e")
         return text
     text = str(value)
-    if _PLAIN.match(text) and text not in _RESERVED:
-        return text
-    return _quote(text)
+    cached = _STRINGS.get(text)
+    if cached is None:
+        cached = text if _PLAIN.fullmatch(text) and text not in _RESERVED else _quote(text)
+        if len(_STRINGS) < 100_000:
+            _STRINGS[text] = cached
+    return cached
 
 
 def _quote(text: str) -> str:

@@ -23,7 +23,7 @@ def test_dump_round_trips_through_pyyaml(data: dict[str, object]) -> None:
 
 
 def test_strings_yaml_would_misread_are_quoted() -> None:
-    for text in ("yes", "No", "ON", "null", "~", "0x10", "1.5", "10.0.0.1/24", "", " a", "a: b", "-x", "#c"):
+    for text in ("yes", "No", "ON", "null", "~", "0x10", "1.5", "10.0.0.1/24", "", " a", "a: b", "-x", "#c", "A\n"):
         assert scalar(text).startswith('"'), text
     assert scalar("mlx5_0") == "mlx5_0"
     assert scalar("ib0.8010") == "ib0.8010"
