@@ -2,7 +2,7 @@
 
 Output (deterministic, byte-identical on a re-run)::
 
-    inventory/hosts.yml, inventory/group_vars/*.yml, inventory/host_vars/*.yml   Ansible
+    inventory/hosts.yml (hosts, groups, host variables), inventory/group_vars/*.yml   Ansible
     opensm/<sm host>/opensm.<device>-<port>.conf, opensm/partitions.conf,
     opensm/qos-policy.conf, opensm/node-name-map, opensm/{root,cn}-guids.conf    OpenSM
     fabric/topology.ibnd (planned fabric, ibnetdiscover format), fabric/twin.net (ibsim)
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,19 +81,17 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False) -> Render
         raise SpecError(sm.problems)
     out = RenderOutput(notes=list(sm.notes))
     f = out.files
-    f["inventory/hosts.yml"] = _yaml(hosts(loaded, set(sm.instances)), header)
-    f["inventory/group_vars/all.yml"] = _yaml(
-        {"ibprov_cluster": spec.cluster.name, "ansible_user": spec.cluster.ssh_user}, header
-    )
-    f["inventory/group_vars/ib_nodes.yml"] = _yaml(stack_vars(loaded), header)
-    f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
     host_vars: dict[str, dict[str, Any]] = {}
     for host, instances in sm.instances.items():
         host_vars.setdefault(host, {}).update({"ib_sm_enabled": True, "ib_sm_instances": instances})
     for host, ifaces in ipoib_vars(loaded).items():
         host_vars.setdefault(host, {})["ib_ipoib_interfaces"] = ifaces
-    for host in sorted(host_vars):
-        f[f"inventory/host_vars/{host}.yml"] = _yaml(host_vars[host], header)
+    f["inventory/hosts.yml"] = _yaml(hosts(loaded, set(sm.instances), host_vars), header)
+    f["inventory/group_vars/all.yml"] = _yaml(
+        {"ibprov_cluster": spec.cluster.name, "ansible_user": spec.cluster.ssh_user}, header
+    )
+    f["inventory/group_vars/ib_nodes.yml"] = _yaml(stack_vars(loaded), header)
+    f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
     for name, text in render_sm_files(sm, "/etc/opensm", header).items():
         f[f"opensm/{name}"] = text
     from ibprov.twin.netfile import build_twin  # here, not at the top: twin.netfile imports render.guids
@@ -145,11 +142,7 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
     previous = _manifest(out_dir)
     for parent in sorted({(out_dir / rel).parent for rel in files}):
         parent.mkdir(parents=True, exist_ok=True)
-    items = sorted(files.items())
-    # file I/O releases the GIL: a few threads overlap the system calls of ~10,000 small files
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        wrote = list(pool.map(lambda item: _sync(out_dir / item[0], item[1], item[0] in previous), items))
-    changed = [rel for (rel, _text), did in zip(items, wrote, strict=True) if did]
+    changed = [rel for rel, text in sorted(files.items()) if _sync(out_dir / rel, text, rel in previous)]
     for rel in sorted(previous - set(files)):
         (out_dir / rel).unlink(missing_ok=True)
         changed.append(rel)

@@ -67,9 +67,11 @@ def test_check_reports_missing_and_stale_files(tmp_path: Path) -> None:
 
 def test_rerender_removes_files_the_spec_no_longer_produces(tmp_path: Path) -> None:
     _render(str(QOS), "-o", str(tmp_path))
-    assert (tmp_path / "inventory/host_vars/stor01.yml").is_file()
-    _render(str(RACK), "-o", str(tmp_path))
-    assert not (tmp_path / "inventory/host_vars/stor01.yml").exists()
+    assert (tmp_path / "opensm/qos-policy.conf").is_file()
+    assert (tmp_path / "opensm/sm01/opensm.mlx5_0-1.conf").is_file()
+    _render(str(ROOT / "examples" / "fat-tree.yaml"), "-o", str(tmp_path))  # no GUIDs: no per-SM files yet
+    assert not (tmp_path / "opensm/sm01/opensm.mlx5_0-1.conf").exists()
+    assert "stor01" not in (tmp_path / "inventory/hosts.yml").read_text()
 
 
 def test_partition_member_without_guid_fails_render_naming_node_and_fix(tmp_path: Path) -> None:

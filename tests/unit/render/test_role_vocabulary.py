@@ -27,7 +27,7 @@ def _role_specs() -> dict[str, dict[str, Any]]:
 
 
 def _host_vars(files: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Effective variables per host: group_vars of the host's groups, then its host_vars."""
+    """Effective variables per host: group_vars of the host's groups, then its own (inline in hosts.yml)."""
     hosts_doc = yaml.safe_load(files["inventory/hosts.yml"])
     groups = hosts_doc["all"]["children"]
     out: dict[str, dict[str, Any]] = {}
@@ -37,7 +37,7 @@ def _host_vars(files: dict[str, str]) -> dict[str, dict[str, Any]]:
             rel = f"inventory/group_vars/{group}.yml"
             if rel in files:
                 merged.update(yaml.safe_load(files[rel]) or {})
-        merged.update(yaml.safe_load(files.get(f"inventory/host_vars/{host}.yml", "")) or {})
+        merged.update(groups["ib_nodes"]["hosts"][host] or {})
         out[host] = merged
     return out
 
