@@ -31,6 +31,16 @@ class SmData:
     notes: list[str] = field(default_factory=list)
 
 
+def _mtu_code(mtu: int | None) -> int | None:
+    """Bytes (spec) -> IBTA MTU enum (partitions.conf mtu=, qos-policy mtu-limit:)."""
+    return None if mtu is None else MTU_CODE[mtu]
+
+
+def _rate_code(rate: float | None) -> int | None:
+    """Gb/s (spec) -> SA rate enum (partitions.conf rate=, qos-policy rate-limit:)."""
+    return None if rate is None else RATE_CODE[rate]
+
+
 def _secret_expr(ref: str) -> str:
     """``env:X`` -> an env lookup, ``vault:x`` -> the vaulted variable; resolved by Ansible at apply time."""
     kind, _, name = ref.partition(":")
@@ -127,8 +137,8 @@ def _partition_vars(loaded: LoadedSpec, book: GuidBook, problems: list[Problem])
                 "name": p.name,
                 "pkey": p.pkey,
                 "ipoib": p.ipoib,
-                "mtu": MTU_CODE[p.mtu] if p.mtu is not None else None,
-                "rate": RATE_CODE[p.rate] if p.rate is not None else None,
+                "mtu": _mtu_code(p.mtu),
+                "rate": _rate_code(p.rate),
                 "sl": p.sl,
                 "defmember": p.defmember,
                 "members": _member_ports(loaded, book, i, p, problems),
@@ -148,8 +158,8 @@ def _qos_policy(spec: ClusterSpec) -> dict[str, Any] | None:
                 "name": lv.name,
                 "use": lv.use,
                 "sl": lv.sl,
-                "mtu_limit": MTU_CODE[lv.mtu_limit] if lv.mtu_limit is not None else None,
-                "rate_limit": RATE_CODE[lv.rate_limit] if lv.rate_limit is not None else None,
+                "mtu_limit": _mtu_code(lv.mtu_limit),
+                "rate_limit": _rate_code(lv.rate_limit),
                 "packet_life": lv.packet_life,
             }
             for lv in spec.qos.levels
@@ -203,8 +213,8 @@ def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
         "ib_sm_default_partition": {
             "membership": spec.default_partition.membership,
             "ipoib": spec.default_partition.ipoib,
-            "mtu": MTU_CODE[spec.default_partition.mtu] if spec.default_partition.mtu else None,
-            "rate": RATE_CODE[spec.default_partition.rate] if spec.default_partition.rate else None,
+            "mtu": _mtu_code(spec.default_partition.mtu),
+            "rate": _rate_code(spec.default_partition.rate),
             "sl": spec.default_partition.sl,
         },
         "ib_sm_partitions": _partition_vars(loaded, book, data.problems),
