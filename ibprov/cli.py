@@ -369,8 +369,20 @@ def design(nodes: int, radix: int, blocking: str, speed: str, output: Path | Non
     "fabric_spec",
     metavar="SPEC",
     type=click.Path(path_type=Path),
-    required=True,
     help="Verify the fabric against SPEC: cabling, links, error counters, SMs, partitions, QoS.",
+)
+@click.option(
+    "--nodes",
+    "nodes_spec",
+    metavar="SPEC",
+    type=click.Path(path_type=Path),
+    help="Verify every host against SPEC through Ansible: HCAs, ports, firmware, stack, memlock, IPoIB, SMs.",
+)
+@click.option(
+    "--inventory",
+    metavar="DIR",
+    type=click.Path(path_type=Path, exists=True),
+    help="With --nodes: the Ansible inventory to reach the hosts (default: addresses and users from SPEC).",
 )
 @click.option("--via", metavar="HOST", help="Run the diags on HOST through Ansible instead of on this host.")
 @click.option(
@@ -393,7 +405,9 @@ def design(nodes: int, radix: int, blocking: str, speed: str, output: Path | Non
 )
 @handles_errors
 def verify(
-    fabric_spec: Path,
+    fabric_spec: Path | None,
+    nodes_spec: Path | None,
+    inventory: Path | None,
     via: str | None,
     soak: float | None,
     json_path: Path | None,
@@ -401,8 +415,22 @@ def verify(
     from_host: str | None,
     synthetic_guids: bool,
 ) -> None:
-    """Compare the live fabric with the plan; exit 0 (pass), 1 (findings), 2 (spec), 3 (cannot collect)."""
+    """Compare the live fabric (--fabric) or the hosts (--nodes) with the plan; exit 0 (pass), 1 (findings),
+    2 (spec), 3 (cannot collect)."""
     from ibprov.spec import load_spec
+
+    if (fabric_spec is None) == (nodes_spec is None):
+        raise click.UsageError("give exactly one of --fabric SPEC and --nodes SPEC")
+    if nodes_spec is not None:
+        fabric_only = {"--via": via, "--soak": soak, "--from-host": from_host, "--synthetic-guids": synthetic_guids}
+        given = [name for name, value in fabric_only.items() if value is not None and value is not False]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: only with --fabric")
+        _verify_nodes(nodes_spec, inventory, json_path, junit_path)
+        return
+    if inventory is not None:
+        raise click.UsageError("--inventory: only with --nodes")
+    assert fabric_spec is not None
     from ibprov.verify.fabric import verify_fabric
     from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
 
@@ -415,6 +443,24 @@ def verify(
     finally:
         runner.close()
     _print_report(report, json_path, junit_path)
+
+
+def _verify_nodes(spec: Path, inventory: Path | None, json_path: Path | None, junit_path: Path | None) -> None:
+    from ibprov.spec import load_spec
+    from ibprov.verify.nodes import AnsibleNodeCollector, verify_nodes
+
+    loaded = load_spec(spec)
+    source: dict[str, Any] | str = str(inventory) if inventory is not None else _nodes_inventory(loaded)
+    report = verify_nodes(loaded, AnsibleNodeCollector(source))
+    _print_report(report, json_path, junit_path)
+
+
+def _nodes_inventory(loaded: Any) -> dict[str, Any]:
+    """An Ansible inventory of every node in the spec, with its address and user."""
+    hosts: dict[str, Any] = {}
+    for node in loaded.spec.nodes:
+        hosts.update(_via_inventory(loaded, node.name)["all"]["hosts"])
+    return {"all": {"hosts": hosts}}
 
 
 def _print_report(report: Report, json_path: Path | None, junit_path: Path | None) -> None:
