@@ -139,3 +139,10 @@ class Report:
 
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def utc_now_text() -> str:
+    """The report's ``started`` stamp: UTC, seconds, ``Z`` suffix (``2026-12-02T11:21:28Z``)."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

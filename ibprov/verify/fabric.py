@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from ibprov.render.guids import GuidBook, fmt_guid
-from ibprov.report.model import Report
+from ibprov.report.model import Report, utc_now_text
 from ibprov.spec import LoadedSpec
 from ibprov.verify.checks import run_checks
 from ibprov.verify.checks.sm import planned_instance, sm_name
@@ -29,7 +28,7 @@ def verify_fabric(
 ) -> Report:
     """Collect through ``runner`` and check against ``loaded``. ``soak`` None takes the spec's
     acceptance.soak_seconds. ``synthetic_guids``: the fabric is the twin (its stand-in GUIDs)."""
-    started = datetime.now(UTC)
+    started = utc_now_text()
     t0 = time.monotonic()
     seconds = float(loaded.spec.acceptance.soak_seconds if soak is None else soak)
     obs = collect(runner, soak=seconds, qos=loaded.spec.qos.enabled, clock=clock)
@@ -38,7 +37,7 @@ def verify_fabric(
     return check_observation(
         plan,
         obs,
-        started=started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        started=started,
         duration=time.monotonic() - t0,
         collected_from=runner.where,
     )

@@ -7,9 +7,8 @@ Collection (:mod:`.collect`) is thin Ansible plumbing; parsing (:mod:`.parse`) a
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 
-from ibprov.report.model import Report
+from ibprov.report.model import Report, utc_now_text
 from ibprov.spec import LoadedSpec
 from ibprov.verify.nodes.checks import NODE_CHECKS, NodePlan, build_node_plan, check_nodes, run_node_checks
 from ibprov.verify.nodes.collect import AnsibleNodeCollector, NodeCollector
@@ -32,14 +31,14 @@ __all__ = [
 
 def verify_nodes(loaded: LoadedSpec, collector: NodeCollector) -> Report:
     """Collect from every planned host through ``collector`` and check against ``loaded``."""
-    started = datetime.now(UTC)
+    started = utc_now_text()
     t0 = time.monotonic()
     plan = build_node_plan(loaded)
     hosts = collector.collect(plan.hosts)
     return check_nodes(
         plan,
         hosts,
-        started=started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        started=started,
         duration=time.monotonic() - t0,
         collected_from=collector.where,
     )
