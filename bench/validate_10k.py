@@ -39,6 +39,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from docblock import replace_block  # noqa: E402
 
 from ibprov.spec import load_spec, load_spec_text  # noqa: E402
 
@@ -201,11 +204,7 @@ def run(runs: int) -> str:
 
 def update_docs(section: str) -> None:
     doc = DOCS.read_text(encoding="utf-8")
-    if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"{DOCS}: markers {BEGIN} / {END} missing")
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOCS.write_text(f"{head}{BEGIN}\n{section}{END}{tail}", encoding="utf-8")
+    DOCS.write_text(replace_block(doc, BEGIN, END, section, where=DOCS), encoding="utf-8")
     print(f"updated {DOCS}", file=sys.stderr)
 
 

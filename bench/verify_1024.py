@@ -22,7 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "scripts"))
 
+from docblock import replace_block  # noqa: E402
 from fat_tree_1024 import spec_text  # noqa: E402
 
 from ibprov.render.guids import GuidBook  # noqa: E402
@@ -174,9 +176,7 @@ def update_docs(lines: list[str]) -> Path:
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"
     if BEGIN not in text:
         text = text.rstrip("\n") + "\n\n" + SECTION
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    doc.write_text(head + BEGIN + "\n```\n" + "\n".join(lines) + "\n```\n" + END + tail)
+    doc.write_text(replace_block(text, BEGIN, END, "```\n" + "\n".join(lines) + "\n```\n", where=doc))
     return doc
 
 

@@ -102,23 +102,6 @@ for s in "${scenarios[@]}"; do
   log "=== $s ($cmd, run $IBPROV_RUN_ID, log $RUN_DIR/$s.log)"
   if run_scenario "$s" "$RUN_DIR/$s.log"; then
     result[$s]=ok
-  elif [ "$cmd" = test ] && [ "${IBPROV_MOLECULE_RETRY:-2}" -gt 0 ]; then
-    # Retries, said out loud: when both simulated OpenSMs start at once on a loaded 2-core machine, the
-    # election can leave the lower-priority SM master for minutes (seen in ~1 of 4 loaded fabric runs).
-    result[$s]=FAILED
-    for attempt in $(seq 1 "${IBPROV_MOLECULE_RETRY:-2}"); do
-      log "!!! $s failed; its log tail follows, then retry $attempt of ${IBPROV_MOLECULE_RETRY:-2} (IBPROV_MOLECULE_RETRY=0 disables retries)"
-      tail -n 60 "$RUN_DIR/$s.log" >&2
-      mv "$RUN_DIR/$s.log" "$RUN_DIR/$s.failed-$attempt.log"
-      if run_scenario "$s" "$RUN_DIR/$s.log"; then
-        result[$s]=ok-retry$attempt
-        break
-      fi
-    done
-    if [ "${result[$s]}" = FAILED ]; then
-      rc=1
-      tail -n 60 "$RUN_DIR/$s.log" >&2
-    fi
   else
     result[$s]=FAILED; rc=1
     tail -n 60 "$RUN_DIR/$s.log" >&2

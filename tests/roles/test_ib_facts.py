@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from role_code import ROLES, load
 
-MODULE_PATH = Path(__file__).resolve().parents[2] / "roles" / "ib_facts" / "library" / "ib_facts.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ib_facts_module", MODULE_PATH)
-    assert spec is not None
-    assert spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-ib_facts = _load()
+ib_facts = load("ib_facts", "library/ib_facts.py", "ib_facts_module")
 
 
 def _write(root: Path, rel: str, text: str) -> None:
@@ -214,7 +201,11 @@ def test_module_runs_as_ansible_module(hca_tree: Path, tmp_path_factory: pytest.
     args = tmp_path_factory.mktemp("args") / "args.json"
     args.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {"sysfs_root": str(hca_tree), "pyverbs": False}}))
     proc = subprocess.run(
-        [sys.executable, str(MODULE_PATH), str(args)], capture_output=True, text=True, check=False, timeout=60
+        [sys.executable, str(ROLES / "ib_facts" / "library" / "ib_facts.py"), str(args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads(proc.stdout)

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from role_code import load
 
-PLUGIN = Path(__file__).resolve().parents[2] / "roles" / "ib_ipoib" / "filter_plugins" / "ib_ipoib.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ib_ipoib_filters", PLUGIN)
-    assert spec is not None
-    assert spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-f = _load()
+f = load("ib_ipoib", "filter_plugins/ib_ipoib.py", "ib_ipoib_filters")
 
 GOOD: list[dict[str, Any]] = [
     {"name": "ib0", "parent": "ib0", "pkey": None, "mode": "datagram", "mtu": 2044, "address": "10.10.0.11/24"},

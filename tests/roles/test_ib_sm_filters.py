@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import base64
-import importlib.util
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from role_code import load
 
-PLUGIN = Path(__file__).resolve().parents[2] / "roles" / "ib_sm" / "filter_plugins" / "ib_sm.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ib_sm_filters", PLUGIN)
-    assert spec is not None
-    assert spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-f = _load()
+f = load("ib_sm", "filter_plugins/ib_sm.py", "ib_sm_filters")
 
 IBSTAT = """CA 'mlx5_0'
 \tCA type: MT4123
