@@ -222,6 +222,7 @@ def _apply_options(func: F) -> F:
             ),
             click.option("--limit", help="Only these hosts/groups; '@failed' retries the hosts that failed last time."),
             click.option("--tags", help="Only tasks with these tags."),
+            click.option("--skip-tags", help="Not the tasks with these tags (e.g. molecule-notest in containers)."),
             click.option("--untuned", is_flag=True, help="Plain ansible-playbook defaults (for comparison)."),
         ]
     ):
@@ -230,7 +231,15 @@ def _apply_options(func: F) -> F:
 
 
 def _run_apply(
-    spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, untuned: bool, *, check: bool, diff: bool
+    spec: Path,
+    run_dir: Path | None,
+    limit: str | None,
+    tags: str | None,
+    skip_tags: str | None,
+    untuned: bool,
+    *,
+    check: bool,
+    diff: bool,
 ) -> None:
     from rich.live import Live
     from rich.table import Table
@@ -246,7 +255,15 @@ def _run_apply(
             live.update(f"[bold]{p.play}[/] › {p.task}  ({p.hosts_done}/{p.hosts_total} hosts)")
 
         result = apply_spec(
-            loaded, directory, check=check, diff=diff, limit=limit, tags=tags, tuned=not untuned, on_progress=show
+            loaded,
+            directory,
+            check=check,
+            diff=diff,
+            limit=limit,
+            tags=tags,
+            skip_tags=skip_tags,
+            tuned=not untuned,
+            on_progress=show,
         )
     for host, task, text in result.diffs:
         out_console.print(f"[bold]--- {host}: {task}[/]")
@@ -274,18 +291,27 @@ def _run_apply(
 @click.option("--diff/--no-diff", default=True, show_default=True, help="Show the changes file by file.")
 @handles_errors
 def apply(
-    spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, untuned: bool, check: bool, diff: bool
+    spec: Path,
+    run_dir: Path | None,
+    limit: str | None,
+    tags: str | None,
+    skip_tags: str | None,
+    untuned: bool,
+    check: bool,
+    diff: bool,
 ) -> None:
     """Validate SPEC, render it, and run the roles on every node (failing hosts never stop the others)."""
-    _run_apply(spec, run_dir, limit, tags, untuned, check=check, diff=diff)
+    _run_apply(spec, run_dir, limit, tags, skip_tags, untuned, check=check, diff=diff)
 
 
 @cli.command()
 @_apply_options
 @handles_errors
-def plan(spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, untuned: bool) -> None:
+def plan(
+    spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, skip_tags: str | None, untuned: bool
+) -> None:
     """What `apply` would change, with diffs; changes nothing (ansible-playbook --check --diff)."""
-    _run_apply(spec, run_dir, limit, tags, untuned, check=True, diff=True)
+    _run_apply(spec, run_dir, limit, tags, skip_tags, untuned, check=True, diff=True)
 
 
 @cli.command()

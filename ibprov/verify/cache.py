@@ -17,7 +17,7 @@ remote port).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ibprov.verify.collect import ParseError
 
@@ -53,6 +53,7 @@ class FabricCache:
     from_node_guid: int
     node_types: dict[int, str]  # node GUID -> "CA", "SW", "RT"
     ports: tuple[CachedPort, ...]
+    partition_caps: dict[int, int] = field(default_factory=dict)  # node GUID -> NodeInfo PartitionCap
 
     def sm_ports(self) -> list[CachedPort]:
         """Ports whose CapabilityMask says a subnet manager runs there (a switch: its port 0)."""
@@ -68,11 +69,13 @@ def decode(data: bytes) -> FabricCache:
         raise ParseError(TOOL, 0, "", f"not a version {VERSION} fabric cache (magic 0x{magic:08x}, version {version})")
     offset = _HEADER.size
     types: dict[int, str] = {}
+    caps: dict[int, int] = {}
     try:
         for _ in range(node_count):
             fields = _NODE.unpack_from(data, offset)
-            guid, node_type, stored = fields[4], fields[5], fields[9]
+            guid, node_type, info, stored = fields[4], fields[5], fields[7], fields[9]
             types[guid] = _NODE_TYPES.get(node_type, "??")
+            caps[guid] = int.from_bytes(info[28:30], "big")  # NodeInfo in wire order: PartitionCap
             offset += _NODE.size + _KEY * stored
         ports = []
         for _ in range(port_count):
@@ -83,4 +86,4 @@ def decode(data: bytes) -> FabricCache:
         raise ParseError(TOOL, 0, "", f"truncated at byte {offset} of {len(data)}") from None
     if offset != len(data):
         raise ParseError(TOOL, 0, "", f"{len(data) - offset} bytes left over after the last port")
-    return FabricCache(from_guid, types, tuple(ports))
+    return FabricCache(from_guid, types, tuple(ports), caps)

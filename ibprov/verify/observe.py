@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ibprov.errors import CollectError
-from ibprov.verify.cache import decode
+from ibprov.verify.cache import FabricCache, decode
 from ibprov.verify.collect import ParseError, collector, pkeytables
 from ibprov.verify.collect import ibnetdiscover as nd
 from ibprov.verify.collect.ibqueryerrors import QueryErrors
@@ -102,17 +102,24 @@ def _states(obs: Observation, text: str) -> dict[PortRef, LinkState]:
     return out
 
 
-def _sm_targets(obs: Observation, cache_result: CommandResult, master_lid: int | None) -> dict[int, PortRef]:
+def _cache(result: CommandResult) -> FabricCache | None:
+    """The fabric cache ``base64 -w0 F`` printed, or None when it could not be read."""
+    if result.returncode != 0:
+        return None
+    try:
+        raw = base64.b64decode(result.stdout.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise ParseError("base64", 1, result.stdout[:80], "not base64") from None
+    return decode(raw)
+
+
+def _sm_targets(obs: Observation, cache: FabricCache | None, master_lid: int | None) -> dict[int, PortRef]:
     """LID -> port of every port that may run an SM: IsSM ports from the cache (or, without a cache,
     every CA port and switch port 0), plus the master ``sminfo`` named."""
     index = obs.guid_index()
     targets: dict[int, PortRef] = {}
-    if cache_result.returncode == 0:
-        try:
-            raw = base64.b64decode(cache_result.stdout.strip(), validate=True)
-        except (binascii.Error, ValueError):
-            raise ParseError("base64", 1, cache_result.stdout[:80], "not base64") from None
-        for port in decode(raw).sm_ports():
+    if cache is not None:
+        for port in cache.sm_ports():
             ref = index.get(port.guid)
             if port.lid and ref is not None:
                 targets[port.lid] = ref
@@ -133,7 +140,9 @@ def _sm_targets(obs: Observation, cache_result: CommandResult, master_lid: int |
     return targets
 
 
-def _per_port(obs: Observation, runner: Runner, sm_targets: dict[int, PortRef], qos: bool) -> None:
+def _per_port(
+    obs: Observation, runner: Runner, sm_targets: dict[int, PortRef], qos: bool, cache: FabricCache | None
+) -> None:
     jobs: list[tuple[str, PortRef, int | None, tuple[str, ...]]] = []
     for sm_lid, sm_ref in sorted(sm_targets.items()):
         jobs.append(("sminfo", sm_ref, None, ("sminfo", str(sm_lid))))
@@ -144,7 +153,8 @@ def _per_port(obs: Observation, runner: Runner, sm_targets: dict[int, PortRef], 
         for number, (guid, lid) in sorted(node.ports.items())
         if guid is not None and lid
     ]
-    tables = _pkey_tables(runner, [(lid, ref.port) for ref, _guid, lid in ca_ports])
+    caps = cache.partition_caps if cache is not None else {}
+    tables = _pkey_tables(runner, [(lid, ref.port, caps.get(ref.node_guid)) for ref, _guid, lid in ca_ports])
     ops = ("sl2vl", "vlarb") if qos else ()
     for ref, port_guid, lid in ca_ports:
         found = tables.get((lid, ref.port))
@@ -171,7 +181,9 @@ def _per_port(obs: Observation, runner: Runner, sm_targets: dict[int, PortRef], 
             obs.vlarb[guid] = (parsed.high, parsed.low)
 
 
-def _pkey_tables(runner: Runner, targets: list[tuple[int, int]]) -> dict[tuple[int, int], pkeytables.PortPkeys]:
+def _pkey_tables(
+    runner: Runner, targets: list[tuple[int, int, int | None]]
+) -> dict[tuple[int, int], pkeytables.PortPkeys]:
     """All CA ports' PKey tables from one probe process; empty when the probe cannot run there."""
     if not targets:
         return {}
@@ -205,7 +217,8 @@ def collect(runner: Runner, *, soak: float = 0.0, qos: bool = False, clock: Cloc
     obs.states = _states(obs, _ok(linkinfo, "iblinkinfo"))
     obs.counters = _counters(obs, collector("ibqueryerrors").parse(_ok(errors, "ibqueryerrors")))
     master_lid = collector("sminfo").parse(master.stdout).lid if master.returncode == 0 else None
-    _per_port(obs, runner, _sm_targets(obs, cache, master_lid), qos)
+    fabric_cache = _cache(cache)
+    _per_port(obs, runner, _sm_targets(obs, fabric_cache, master_lid), qos, fabric_cache)
     if soak > 0:
         remaining = soak - (clock.now() - cleared_at)
         if remaining > 0:

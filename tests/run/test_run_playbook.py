@@ -100,3 +100,28 @@ def test_second_run_changes_nothing(tmp_path: Path, playbook: Path) -> None:
     again = run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", roles_path=tmp_path, limit="good")
     assert again.hosts["good"].changed == 0
     assert again.ok
+
+
+def test_skip_tags_leaves_out_the_tagged_tasks_and_tags_selects_them(tmp_path: Path) -> None:
+    playbook = tmp_path / "play" / "site.yml"
+    playbook.parent.mkdir()
+    playbook.write_text(
+        "- name: Tagged play\n  hosts: all\n  gather_facts: false\n  tasks:\n"
+        + "".join(
+            f"    - name: Write {tag}\n"
+            f"      ansible.builtin.copy: {{dest: '{{{{ out_dir }}}}/{tag}.txt', content: x, mode: '0644'}}\n"
+            f"      tags: [{tag}]\n"
+            for tag in ("kernel", "files")
+        )
+    )
+    inv = tmp_path / "inventory.yml"
+    inv.write_text(
+        f"all:\n  vars: {{out_dir: '{tmp_path}', ansible_python_interpreter: '{sys.executable}'}}\n"
+        "  hosts:\n    good: {ansible_connection: local}\n"
+    )
+    result = run_playbook(playbook, inv, tmp_path / "run", roles_path=tmp_path, skip_tags="kernel")
+    assert result.hosts["good"].status == "changed"
+    assert (tmp_path / "files.txt").exists()
+    assert not (tmp_path / "kernel.txt").exists()
+    run_playbook(playbook, inv, tmp_path / "run", roles_path=tmp_path, tags="kernel")
+    assert (tmp_path / "kernel.txt").exists()

@@ -24,7 +24,9 @@ from ibprov.report.model import Report, Severity
 from ibprov.spec import LoadedSpec, load_spec
 from ibprov.twin.proof import TwinRun, hca_id, start_twin  # (twin.netfile first is a circular import)
 from ibprov.twin.sim import OpenSM
+from ibprov.verify.collect import collector, pkeytables
 from ibprov.verify.fabric import verify_fabric
+from ibprov.verify.observe import collect
 from ibprov.verify.runner import AnsibleRunner, LocalRunner
 
 pytestmark = pytest.mark.sim
@@ -317,6 +319,34 @@ def test_an_extra_pkey_on_a_port_is_a_security_finding(tmp_path: Path) -> None:
     (extra,) = report.findings
     assert extra.severity is Severity.SECURITY
     assert extra.observed == "0x8010 (compute, full) in the table"
+
+
+def test_the_pkey_probe_reads_what_smpquery_reads_with_and_without_the_cache_capacity(tmp_path: Path) -> None:
+    loaded = example("qos-partitions")
+    with twin(loaded, tmp_path) as run:
+        runner = LocalRunner(env=run.sim.env(probe(run)))
+        try:
+            obs = collect(runner)
+            ports = sorted(
+                (lid, number)
+                for node in obs.nodes.values()
+                if node.type == "CA"
+                for number, (_guid, lid) in node.ports.items()
+                if lid
+            )
+            (asked,) = runner.run_batch([pkeytables.argv([(lid, port, None) for lid, port in ports])])
+            read = pkeytables.parse(asked.stdout)
+            caps = [(lid, port, read[(lid, port)].capacity) for lid, port in ports]
+            (told,) = runner.run_batch([pkeytables.argv(caps)])
+            smpquery = runner.run_batch([("smpquery", "pkeys", str(lid), str(port)) for lid, port in ports])
+        finally:
+            runner.close()
+    assert len(ports) == len(loaded.spec.nodes)
+    assert all(r.error is None and r.capacity for r in read.values()), asked.stdout
+    assert pkeytables.parse(told.stdout) == read
+    for (lid, port), result in zip(ports, smpquery, strict=True):
+        assert read[(lid, port)].pkeys == collector("smpquery pkeys").parse(result.stdout).pkeys
+    assert sorted(obs.pkeys.values()) == sorted(r.pkeys for r in read.values())
 
 
 def test_after_failover_the_new_master_passes_because_the_plan_allows_it(tmp_path: Path) -> None:

@@ -31,8 +31,15 @@ def probe_source() -> str:
     return Path(__file__).with_name("pkeytables_probe.py").read_text()
 
 
-def argv(targets: Sequence[tuple[int, int]], python: str = "python3") -> tuple[str, ...]:
-    return (python, "-c", probe_source(), *(f"{lid}:{port}" for lid, port in targets))
+def argv(targets: Sequence[tuple[int, int, int | None]], python: str = "python3") -> tuple[str, ...]:
+    """(LID, port, PartitionCap or None) per CA port; a known capacity (from the fabric cache's NodeInfo)
+    spares the probe one NodeInfo SMP per port."""
+    return (
+        python,
+        "-c",
+        probe_source(),
+        *(f"{lid}:{port}" if cap is None else f"{lid}:{port}:{cap}" for lid, port, cap in targets),
+    )
 
 
 def parse(text: str) -> dict[tuple[int, int], PortPkeys]:

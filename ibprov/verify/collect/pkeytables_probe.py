@@ -1,8 +1,9 @@
 """Stand-alone probe (Python standard library + libibmad.so.5 only): PKey tables of many ports in one process.
 
-Sent as ``python3 -c <this file> LID:PORT ...`` to the host that collects (locally or through Ansible), so
-it must not import ibprov. It issues the SubnGet(NodeInfo) and SubnGet(P_KeyTable) SMPs `smpquery pkeys`
-would, through infiniband-diags' own libibmad. One line per port on stdout::
+Sent as ``python3 -c <this file> LID:PORT[:CAP] ...`` to the host that collects (locally or through Ansible),
+so it must not import ibprov. It issues the SubnGet(NodeInfo) and SubnGet(P_KeyTable) SMPs `smpquery pkeys`
+would, through infiniband-diags' own libibmad; with CAP (the PartitionCap of a CA port, known from the
+fabric cache) it skips the NodeInfo. One line per port on stdout::
 
     <lid> <port> <capacity> <pkey> <pkey> ...      (every non-zero entry, full-member bit kept)
     <lid> <port> error <reason>
@@ -70,11 +71,13 @@ class _Mad:
         return ctypes.string_at(data, 64) if data else None
 
 
-def _query(mad, lid, port):
-    info = mad.get(lid, IB_ATTR_NODE_INFO, 0)
-    if info is None:
-        return f"{lid} {port} error NodeInfo query failed"
-    node_type, capacity = info[2], int.from_bytes(info[28:30], "big")
+def _query(mad, lid, port, capacity):
+    node_type = 1  # a CA, when the caller knows the capacity
+    if capacity is None:
+        info = mad.get(lid, IB_ATTR_NODE_INFO, 0)
+        if info is None:
+            return f"{lid} {port} error NodeInfo query failed"
+        node_type, capacity = info[2], int.from_bytes(info[28:30], "big")
     keys = []
     for block in range((capacity + 31) // 32):
         mod = block | (port << 16) if node_type == SWITCH else block
@@ -89,15 +92,16 @@ def _query(mad, lid, port):
 def main(args):
     targets = []
     for arg in args:
-        lid, _, port = arg.partition(":")
-        targets.append((int(lid, 0), int(port or "1")))
+        lid, _, rest = arg.partition(":")
+        port, _, cap = rest.partition(":")
+        targets.append((int(lid, 0), int(port or "1"), int(cap) if cap else None))
     try:
         mad = _Mad()
     except OSError as exc:
         print(f"pkeytables: {exc}", file=sys.stderr)
         return 3
-    for lid, port in targets:
-        print(_query(mad, lid, port), flush=False)
+    for lid, port, capacity in targets:
+        print(_query(mad, lid, port, capacity), flush=False)
     return 0
 
 

@@ -83,6 +83,9 @@ def pkeys(*keys: int) -> str:
     return "\n".join(rows) + "\n64 pkeys capacity for this port\n"
 
 
+PARTITION_CAPS = {SW: 8, NODE01: 128, SM01: 64}
+
+
 def cache_file(sm_port_guid: int = SM01 + 1) -> bytes:
     nodes = [
         (SW, 2, 8, "leaf01", [(SW, 0), (SW, 1), (SW, 2), (SW, 3)]),
@@ -94,7 +97,8 @@ def cache_file(sm_port_guid: int = SM01 + 1) -> bytes:
     ports = [(g, n, lid, owner, cap | (IS_SM if g == sm_port_guid and n else 0)) for g, n, lid, owner, cap in ports]
     data = struct.pack("<IIIIQI", MAGIC, 1, len(nodes), len(ports), NODE01, 1)
     for guid, kind, count, desc, stored in nodes:
-        data += struct.pack("<HBB64sQBB64s64sB", 0, 0, 0, b"", guid, kind, count, b"", desc.encode(), len(stored))
+        node_info = bytes(28) + PARTITION_CAPS[guid].to_bytes(2, "big") + bytes(34)  # wire order
+        data += struct.pack("<HBB64sQBB64s64sB", 0, 0, 0, b"", guid, kind, count, node_info, desc.encode(), len(stored))
         data += b"".join(struct.pack("<QB", g, p) for g, p in stored)
     for guid, number, lid, owner, cap in ports:
         info = bytes(20) + cap.to_bytes(4, "big") + bytes(40)
@@ -145,7 +149,8 @@ def test_one_discovery_feeds_every_fabric_wide_tool_and_per_port_queries_run_con
     collect(runner)
     (first, serial), (probe, _), (second, parallel) = runner.batches
     assert probe[0][:2] == ("python3", "-c")
-    assert probe[0][3:] == ("2:1", "3:1"), "one probe process for every CA port's PKey table"
+    # one probe process for every CA port's PKey table; PartitionCap from the cache spares it the NodeInfo
+    assert probe[0][3:] == ("2:1:128", "3:1:64")
     assert first == [
         ("ibnetdiscover", "--cache", "{scratch}/fabric.cache"),
         ("iblinkinfo", "--load-cache", "{scratch}/fabric.cache", "-l"),
@@ -249,6 +254,7 @@ def test_the_cache_decoder_finds_the_sm_port_and_rejects_other_files() -> None:
     cache = decode(cache_file())
     assert [p.guid for p in cache.sm_ports()] == [SM01 + 1]
     assert cache.node_types == {SW: "SW", NODE01: "CA", SM01: "CA"}
+    assert cache.partition_caps == PARTITION_CAPS
     with pytest.raises(ParseError, match="truncated at byte"):
         decode(cache_file()[:-10])
     with pytest.raises(ParseError, match="not a version 1 fabric cache"):
