@@ -146,6 +146,17 @@ def recap(text: str) -> dict[str, dict[str, int]]:
     return hosts
 
 
+def cpu_seconds() -> tuple[float, float]:
+    """(CPU seconds of this process's finished children: the controller side, ansible-playbook and ssh;
+    CPU seconds the whole machine spent busy: controller, containers, ibsim)."""
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return children.ru_utime + children.ru_stime, (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def failures(log: str) -> str:
     """The failed tasks and the recap of an ansible-playbook log."""
     keep = [ln for ln in log.splitlines() if ln.startswith(("fatal:", "failed:", "TASK [")) or " : ok=" in ln]
@@ -225,9 +236,13 @@ def main() -> None:
         _took, stats = tuned()
         print(f"converge {converge:.0f} s; second apply: {sum(h['changed'] for h in stats.values())} changed")
         times: dict[str, list[float]] = {"tuned": [], "plain": []}
+        cpu_use: dict[str, list[tuple[float, float]]] = {"tuned": [], "plain": []}
         for i in range(args.runs):
             for kind, func in (("plain", plain), ("tuned", tuned)):
+                before = cpu_seconds()
                 took, stats = func()
+                after = cpu_seconds()
+                cpu_use[kind].append((after[0] - before[0], after[1] - before[1]))
                 changed = {h: s["changed"] for h, s in stats.items() if s.get("changed")}
                 if changed or not set(NODES) <= set(stats):  # (+ localhost: the inventory check)
                     raise SystemExit(f"{kind} run {i + 1} was not a no-op on all {len(NODES)} nodes: {stats}")
@@ -249,7 +264,12 @@ def main() -> None:
     ]
     for kind in ("plain", "tuned"):
         values = ", ".join(f"{t:.1f}" for t in times[kind])
-        lines.append(f"{kind:5s} no-op re-apply: median {med[kind]:5.1f} s ({values})")
+        controller = sorted(c for c, _m in cpu_use[kind])[len(cpu_use[kind]) // 2]
+        machine = sorted(m for _c, m in cpu_use[kind])[len(cpu_use[kind]) // 2]
+        lines.append(
+            f"{kind:5s} no-op re-apply: median {med[kind]:5.1f} s ({values}); CPU: controller {controller:.1f} s, "
+            f"whole machine {machine:.1f} s of {med[kind] * (os.cpu_count() or 1):.0f}"
+        )
     lines.append(f"ratio tuned / plain: {med['tuned'] / med['plain']:.2f} (target <= 0.5)")
     print("\n".join(lines))
     if args.update_docs:

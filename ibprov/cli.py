@@ -443,8 +443,6 @@ def verify(
 ) -> None:
     """Compare the live fabric (--fabric) or the hosts (--nodes) with the plan; exit 0 (pass), 1 (findings),
     2 (spec), 3 (cannot collect)."""
-    from ibprov.spec import load_spec
-
     if (fabric_spec is None) == (nodes_spec is None):
         raise click.UsageError("give exactly one of --fabric SPEC and --nodes SPEC")
     if nodes_spec is not None:
@@ -457,17 +455,26 @@ def verify(
     if inventory is not None:
         raise click.UsageError("--inventory: only with --nodes")
     assert fabric_spec is not None
-    from ibprov.verify.fabric import verify_fabric
+    from ibprov.verify.discovery import DISCOVER
     from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
 
-    loaded = load_spec(fabric_spec)
-    runner: Runner
     env = {"SIM_HOST": from_host} if from_host else None
-    runner = AnsibleRunner(via, _via_inventory(loaded, via), env=env) if via else LocalRunner(env=env)
+    runner: Runner | None = None
+    if via is None:  # the discovery needs no spec: it runs while the spec loads
+        runner = LocalRunner(env=env)
+        runner.prefetch(DISCOVER)
     try:
+        from ibprov.spec import load_spec
+        from ibprov.verify.fabric import verify_fabric
+
+        loaded = load_spec(fabric_spec)
+        if via is not None:
+            runner = AnsibleRunner(via, _via_inventory(loaded, via), env=env)
+        assert runner is not None
         report = verify_fabric(loaded, runner, soak=soak, synthetic_guids=synthetic_guids)
     finally:
-        runner.close()
+        if runner is not None:
+            runner.close()
     _print_report(report, json_path, junit_path)
 
 

@@ -1,12 +1,13 @@
 """Collect an :class:`Observation` of the fabric with infiniband-diags, through a :class:`Runner`.
 
-Batch 1 (in order, one discovery for all of it):
-  ``ibnetdiscover --cache F`` (topology, LIDs), ``iblinkinfo --load-cache F -l`` (state, physical
-  state, width, speed of every port), ``ibqueryerrors --load-cache F`` (error counters; with ``-k``
-  when soaking, which clears them after reading), ``base64 F`` (the cache, for the IsSM bits, see
-  :mod:`ibprov.verify.cache`) and ``sminfo`` (the master as this port sees it).
-Batch 2 (concurrently, at most 6 at a time): per SM port ``sminfo <lid>``; per CA port ``smpquery
-  pkeys <lid> <port>``, with QoS on also ``smpquery sl2vl`` and ``smpquery vlarb``.
+Batch 1: ``ibnetdiscover --cache F`` (topology, LIDs; the one discovery for all of it) and ``base64 F``
+  (the cache: the IsSM bits and every CA's PartitionCap, see :mod:`ibprov.verify.cache`).
+Batch 2 (concurrently): ``iblinkinfo --load-cache F -l`` (state, physical state, width, speed of every
+  port), ``ibqueryerrors --load-cache F`` (error counters; with ``-k`` when soaking, which clears them
+  after reading), ``sminfo`` (the master as this port sees it) and the PKey-table probe for every CA port
+  (one process, :mod:`ibprov.verify.collect.pkeytables`).
+Batch 3 (concurrently, at most 6 at a time): per SM port ``sminfo <lid>``; ``smpquery pkeys <lid> <port>``
+  for a port the probe could not read; with QoS on, ``smpquery sl2vl`` and ``smpquery vlarb`` per CA port.
 Soak: wait until ``soak`` seconds have passed since the clear, then ``ibqueryerrors --load-cache F``
   again: what it reports is what accumulated during the soak.
 
@@ -27,6 +28,7 @@ from ibprov.verify.cache import FabricCache, decode
 from ibprov.verify.collect import ParseError, collector, pkeytables
 from ibprov.verify.collect import ibnetdiscover as nd
 from ibprov.verify.collect.ibqueryerrors import QueryErrors
+from ibprov.verify.discovery import CACHE, DISCOVER
 from ibprov.verify.observation import (
     LinkState,
     Observation,
@@ -37,11 +39,9 @@ from ibprov.verify.observation import (
     QueryFailure,
     Soak,
 )
-from ibprov.verify.runner import SCRATCH, CommandResult, Runner
+from ibprov.verify.runner import CommandResult, Runner
 
 __all__ = ["Clock", "collect"]
-
-CACHE = f"{SCRATCH}/fabric.cache"
 
 
 @dataclass(frozen=True)
@@ -140,21 +140,28 @@ def _sm_targets(obs: Observation, cache: FabricCache | None, master_lid: int | N
     return targets
 
 
-def _per_port(
-    obs: Observation, runner: Runner, sm_targets: dict[int, PortRef], qos: bool, cache: FabricCache | None
-) -> None:
-    jobs: list[tuple[str, PortRef, int | None, tuple[str, ...]]] = []
-    for sm_lid, sm_ref in sorted(sm_targets.items()):
-        jobs.append(("sminfo", sm_ref, None, ("sminfo", str(sm_lid))))
-    ca_ports: list[tuple[PortRef, int, int]] = [
+def _ca_ports(obs: Observation) -> list[tuple[PortRef, int, int]]:
+    """(port, port GUID, LID) of every CA port with a LID."""
+    return [
         (PortRef(node.guid, number), guid, lid)
         for node in obs.nodes.values()
         if node.type != "SW"
         for number, (guid, lid) in sorted(node.ports.items())
         if guid is not None and lid
     ]
-    caps = cache.partition_caps if cache is not None else {}
-    tables = _pkey_tables(runner, [(lid, ref.port, caps.get(ref.node_guid)) for ref, _guid, lid in ca_ports])
+
+
+def _per_port(
+    obs: Observation,
+    runner: Runner,
+    sm_targets: dict[int, PortRef],
+    qos: bool,
+    ca_ports: list[tuple[PortRef, int, int]],
+    tables: dict[tuple[int, int], pkeytables.PortPkeys],
+) -> None:
+    jobs: list[tuple[str, PortRef, int | None, tuple[str, ...]]] = []
+    for sm_lid, sm_ref in sorted(sm_targets.items()):
+        jobs.append(("sminfo", sm_ref, None, ("sminfo", str(sm_lid))))
     ops = ("sl2vl", "vlarb") if qos else ()
     for ref, port_guid, lid in ca_ports:
         found = tables.get((lid, ref.port))
@@ -181,13 +188,9 @@ def _per_port(
             obs.vlarb[guid] = (parsed.high, parsed.low)
 
 
-def _pkey_tables(
-    runner: Runner, targets: list[tuple[int, int, int | None]]
-) -> dict[tuple[int, int], pkeytables.PortPkeys]:
-    """All CA ports' PKey tables from one probe process; empty when the probe cannot run there."""
-    if not targets:
-        return {}
-    (result,) = runner.run_batch([pkeytables.argv(targets)])
+def _pkey_tables(result: CommandResult) -> dict[tuple[int, int], pkeytables.PortPkeys]:
+    """The CA ports' PKey tables the probe read; empty when the probe cannot run there (no python3 or no
+    libibmad on the collecting host): every port is then asked with smpquery."""
     if result.returncode != 0:
         return {}
     try:
@@ -201,24 +204,25 @@ def collect(runner: Runner, *, soak: float = 0.0, qos: bool = False, clock: Cloc
     again after that many seconds (counting from the clear)."""
     clock = clock or Clock()
     clear = ("-k",) if soak > 0 else ()
-    first = runner.run_batch(
-        [
-            ("ibnetdiscover", "--cache", CACHE),
-            ("iblinkinfo", "--load-cache", CACHE, "-l"),
-            ("ibqueryerrors", "--load-cache", CACHE, *clear),
-            ("base64", "-w0", CACHE),
-            ("sminfo",),
-        ]
-    )
-    cleared_at = clock.now()
-    discover, linkinfo, errors, cache, master = first
+    discover, cache = runner.run_batch([DISCOVER, ("base64", "-w0", CACHE)])
     fabric = nd.parse(_ok(discover, "ibnetdiscover"))
     obs = Observation(nodes=_nodes(fabric), links=_links(fabric))
+    fabric_cache = _cache(cache)
+    ca_ports = _ca_ports(obs)
+    caps = fabric_cache.partition_caps if fabric_cache is not None else {}
+    probe_targets = [(lid, ref.port, caps.get(ref.node_guid)) for ref, _guid, lid in ca_ports]
+    second = [
+        ("iblinkinfo", "--load-cache", CACHE, "-l"),
+        ("ibqueryerrors", "--load-cache", CACHE, *clear),
+        ("sminfo",),
+    ] + ([pkeytables.argv(probe_targets)] if probe_targets else [])
+    linkinfo, errors, master, *probe = runner.run_batch(second, parallel=True)
+    cleared_at = clock.now()
     obs.states = _states(obs, _ok(linkinfo, "iblinkinfo"))
     obs.counters = _counters(obs, collector("ibqueryerrors").parse(_ok(errors, "ibqueryerrors")))
     master_lid = collector("sminfo").parse(master.stdout).lid if master.returncode == 0 else None
-    fabric_cache = _cache(cache)
-    _per_port(obs, runner, _sm_targets(obs, fabric_cache, master_lid), qos, fabric_cache)
+    tables = _pkey_tables(probe[0]) if probe else {}
+    _per_port(obs, runner, _sm_targets(obs, fabric_cache, master_lid), qos, ca_ports, tables)
     if soak > 0:
         remaining = soak - (clock.now() - cleared_at)
         if remaining > 0:

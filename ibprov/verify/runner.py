@@ -78,6 +78,7 @@ class LocalRunner:
         self.workers = max(1, min(workers, MAX_WORKERS))
         self.timeout = timeout
         self._scratch: Path | None = None
+        self._early: dict[tuple[str, ...], tuple[subprocess.Popen[bytes], Path]] = {}
 
     @property
     def where(self) -> str:
@@ -89,14 +90,45 @@ class LocalRunner:
             self._scratch = Path(tempfile.mkdtemp(prefix="ibprov-verify-"))
         return self._scratch
 
+    def _expand(self, argv: Sequence[str]) -> tuple[str, ...]:
+        return tuple(a.replace(SCRATCH, str(self.scratch)) for a in argv)
+
+    def prefetch(self, argv: Sequence[str]) -> None:
+        """Start ``argv`` now, in the background (output to files, so a full pipe cannot stall it); a later
+        batch that asks for the same command gets this run's result instead of starting it again. verify
+        starts the fabric discovery this way while the spec is still loading."""
+        key = self._expand(argv)
+        if key in self._early:
+            return
+        out = self.scratch / f"prefetch-{len(self._early)}"
+        try:
+            with open(f"{out}.stdout", "wb") as stdout, open(f"{out}.stderr", "wb") as stderr:
+                proc = subprocess.Popen(key, env=self.env, cwd=self.scratch, stdout=stdout, stderr=stderr)
+        except FileNotFoundError:
+            return  # the batch will run it and report the missing command
+        self._early[key] = (proc, out)
+
     def run_batch(self, commands: Sequence[Sequence[str]], *, parallel: bool = False) -> list[CommandResult]:
-        argvs = [tuple(a.replace(SCRATCH, str(self.scratch)) for a in argv) for argv in commands]
+        argvs = [self._expand(argv) for argv in commands]
         if not parallel or self.workers == 1 or len(argvs) < 2:
             return [self._run(argv) for argv in argvs]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             return list(pool.map(self._run, argvs))
 
+    def _collect_early(self, argv: tuple[str, ...]) -> CommandResult:
+        proc, out = self._early.pop(argv)
+        try:
+            returncode = proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            return CommandResult(argv, 124, "", f"{argv[0]}: no answer within {self.timeout:g}s")
+        stdout, stderr = (Path(f"{out}.{name}").read_bytes().decode(errors="replace") for name in ("stdout", "stderr"))
+        return CommandResult(argv, returncode, stdout, stderr)
+
     def _run(self, argv: tuple[str, ...]) -> CommandResult:
+        if argv in self._early:
+            return self._collect_early(argv)
         try:
             done = subprocess.run(
                 argv,
@@ -115,6 +147,10 @@ class LocalRunner:
         return CommandResult(argv, done.returncode, done.stdout, done.stderr)
 
     def close(self) -> None:
+        for proc, _out in self._early.values():  # prefetched, never asked for (the spec did not load)
+            proc.kill()
+            proc.wait()
+        self._early.clear()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None

@@ -147,21 +147,25 @@ class FakeRunner:
 def test_one_discovery_feeds_every_fabric_wide_tool_and_per_port_queries_run_concurrently() -> None:
     runner = FakeRunner()
     collect(runner)
-    (first, serial), (probe, _), (second, parallel) = runner.batches
-    assert probe[0][:2] == ("python3", "-c")
-    # one probe process for every CA port's PKey table; PartitionCap from the cache spares it the NodeInfo
-    assert probe[0][3:] == ("2:1:128", "3:1:64")
+    (first, serial), (second, concurrent), (third, parallel) = runner.batches
     assert first == [
         ("ibnetdiscover", "--cache", "{scratch}/fabric.cache"),
-        ("iblinkinfo", "--load-cache", "{scratch}/fabric.cache", "-l"),
-        ("ibqueryerrors", "--load-cache", "{scratch}/fabric.cache"),
         ("base64", "-w0", "{scratch}/fabric.cache"),
-        ("sminfo",),
     ]
     assert not serial
+    *tools, probe = second
+    assert tools == [
+        ("iblinkinfo", "--load-cache", "{scratch}/fabric.cache", "-l"),
+        ("ibqueryerrors", "--load-cache", "{scratch}/fabric.cache"),
+        ("sminfo",),
+    ]
+    assert probe[:2] == ("python3", "-c")
+    # one probe process for every CA port's PKey table; PartitionCap from the cache spares it the NodeInfo
+    assert probe[3:] == ("2:1:128", "3:1:64")
+    assert concurrent
     assert parallel
     # the fake host cannot run the probe: verify falls back to smpquery per port
-    assert second == [("sminfo", "3"), ("smpquery", "pkeys", "2", "1"), ("smpquery", "pkeys", "3", "1")]
+    assert third == [("sminfo", "3"), ("smpquery", "pkeys", "2", "1"), ("smpquery", "pkeys", "3", "1")]
 
 
 def test_the_observation_holds_nodes_links_states_counters_sms_and_pkeys() -> None:
@@ -242,7 +246,7 @@ def test_a_soak_clears_the_counters_waits_and_reads_what_accumulated() -> None:
     runner = FakeRunner()
     runner.answers["ibqueryerrors --load-cache {scratch}/fabric.cache"] = IBQUERYERRORS
     obs = collect(runner, soak=30, clock=Clock(now=lambda: now[0], sleep=sleep))
-    assert runner.batches[0][0][2] == ("ibqueryerrors", "--load-cache", "{scratch}/fabric.cache", "-k")
+    assert runner.batches[1][0][1] == ("ibqueryerrors", "--load-cache", "{scratch}/fabric.cache", "-k")
     assert slept == [30.0]
     assert obs.soak is not None
     assert obs.soak.seconds == 30.0

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,32 @@ def test_the_local_runner_keeps_order_in_parallel_and_reports_missing_tools() ->
     finally:
         runner.close()
     assert not scratch.exists()
+
+
+def test_a_prefetched_command_runs_once_and_its_result_goes_to_the_batch_that_asks(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    command = ("sh", "-c", f"echo run >> {runs}; seq 1 30000; echo warn >&2")  # more than a pipe holds
+    runner = LocalRunner()
+    try:
+        runner.prefetch(command)
+        (result,) = runner.run_batch([command])
+        (again,) = runner.run_batch([command])
+    finally:
+        runner.close()
+    assert (result.returncode, result.stdout.split()[-1], result.stderr) == (0, "30000", "warn\n")
+    assert again.stdout == result.stdout
+    assert runs.read_text() == "run\nrun\n", "the prefetched run served the first batch, the second ran anew"
+
+
+def test_closing_the_runner_stops_a_prefetched_command_nobody_asked_for(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    runner = LocalRunner()
+    runner.prefetch(("sh", "-c", f"echo $$ > {pid_file}; exec sleep 60"))
+    for _ in range(100):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        time.sleep(0.05)
+    pid = int(pid_file.read_text())
+    runner.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
