@@ -232,12 +232,12 @@ def _apply_options(func: F) -> F:
 
 def _run_apply(
     spec: Path,
+    *,
     run_dir: Path | None,
     limit: str | None,
     tags: str | None,
     skip_tags: str | None,
     untuned: bool,
-    *,
     check: bool,
     diff: bool,
 ) -> None:
@@ -290,28 +290,17 @@ def _run_apply(
 @click.option("--check", is_flag=True, help="Change nothing: what would change, with diffs (same as `plan`).")
 @click.option("--diff/--no-diff", default=True, show_default=True, help="Show the changes file by file.")
 @handles_errors
-def apply(
-    spec: Path,
-    run_dir: Path | None,
-    limit: str | None,
-    tags: str | None,
-    skip_tags: str | None,
-    untuned: bool,
-    check: bool,
-    diff: bool,
-) -> None:
+def apply(spec: Path, check: bool, diff: bool, **options: Any) -> None:
     """Validate SPEC, render it, and run the roles on every node (failing hosts never stop the others)."""
-    _run_apply(spec, run_dir, limit, tags, skip_tags, untuned, check=check, diff=diff)
+    _run_apply(spec, check=check, diff=diff, **options)
 
 
 @cli.command()
 @_apply_options
 @handles_errors
-def plan(
-    spec: Path, run_dir: Path | None, limit: str | None, tags: str | None, skip_tags: str | None, untuned: bool
-) -> None:
+def plan(spec: Path, **options: Any) -> None:
     """What `apply` would change, with diffs; changes nothing (ansible-playbook --check --diff)."""
-    _run_apply(spec, run_dir, limit, tags, skip_tags, untuned, check=True, diff=True)
+    _run_apply(spec, check=True, diff=True, **options)
 
 
 @cli.command()
