@@ -26,10 +26,15 @@ def fake_verify(monkeypatch: pytest.MonkeyPatch, report: Report) -> list[dict[st
     calls: list[dict[str, Any]] = []
 
     def verify_fabric(loaded: Any, runner: Any, **kwargs: Any) -> Report:
-        calls.append({"runner": runner, **kwargs})
+        calls.append({"runner": runner, "prefetched": list(getattr(runner, "_early", {})), **kwargs})
         return report
 
+    def prefetch(runner: Any, argv: Any) -> None:  # remembered, not started: no diags run in unit tests
+        runner._early[tuple(argv)] = None
+
     monkeypatch.setattr("ibprov.verify.fabric.verify_fabric", verify_fabric)
+    monkeypatch.setattr("ibprov.verify.runner.LocalRunner.prefetch", prefetch)
+    monkeypatch.setattr("ibprov.verify.runner.LocalRunner.close", lambda runner: None)
     return calls
 
 
@@ -40,6 +45,9 @@ def test_a_clean_fabric_exits_0_with_the_summary(monkeypatch: pytest.MonkeyPatch
     assert result.stdout.splitlines()[-1].startswith("PASS: no findings; 20 checks over")
     assert (calls[0]["soak"], calls[0]["synthetic_guids"]) == (5.0, True)
     assert calls[0]["runner"].where == "this host"
+    assert calls[0]["prefetched"] == [("ibnetdiscover", "--cache", "{scratch}/fabric.cache")], (
+        "the discovery starts before the spec is loaded"
+    )
 
 
 def test_findings_exit_1_with_one_table_line_each_and_write_json_and_junit(
@@ -85,6 +93,7 @@ def test_via_runs_through_ansible_on_the_named_node(monkeypatch: pytest.MonkeyPa
     assert run("--fabric", str(RACK), "--via", "sm01", "--from-host", "H-x").exit_code == 0
     runner = calls[0]["runner"]
     assert (runner.where, runner.env) == ("sm01 (ansible)", {"SIM_HOST": "H-x"})
+    assert calls[0]["prefetched"] == [], "nothing runs on this host with --via"
 
 
 def test_the_via_inventory_uses_the_spec_address_user_or_a_local_connection() -> None:
