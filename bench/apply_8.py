@@ -107,7 +107,7 @@ class Rig:
         self.podman("network", "rm", "-f", self.network, check=False)
 
 
-def prepare(rig: Rig, addresses: dict[str, str], netfile: Path, sim_hosts: dict[str, str], env: dict[str, str]) -> None:
+def prepare(rig: Rig, netfile: Path, sim_hosts: dict[str, str], env: dict[str, str]) -> None:
     """SSH key and ssh_config, then the simulated fabric: the molecule scenarios' shared prepare playbooks."""
     inventory = {
         "all": {
@@ -191,7 +191,7 @@ def main() -> None:
         spec = work / "bench8.yaml"
         spec.write_text(spec_text({n: addresses[f"{rig.prefix}-{n}"] for n in NODES}))
         netfile, _configs, sim_hosts = write_twin(load_spec(spec), work / "twin")
-        prepare(rig, addresses, netfile, sim_hosts, env)
+        prepare(rig, netfile, sim_hosts, env)
         print(f"rig up in {time.perf_counter() - t0:.0f} s: {', '.join(rig.containers)} on {rig.network}")
 
         # connecting, not tuning: the rig's key, throwaway host keys (both runs)

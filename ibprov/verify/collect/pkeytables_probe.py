@@ -16,6 +16,7 @@ IB_SMI_CLASS = 0x01
 IB_SMI_DIRECT_CLASS = 0x81
 IB_ATTR_NODE_INFO = 0x11
 IB_ATTR_PKEY_TBL = 0x16
+CA = 1
 SWITCH = 2
 
 
@@ -72,7 +73,7 @@ class _Mad:
 
 
 def _query(mad, lid, port, capacity):
-    node_type = 1  # a CA, when the caller knows the capacity
+    node_type = CA  # the caller knows the capacity of CA ports only
     if capacity is None:
         info = mad.get(lid, IB_ATTR_NODE_INFO, 0)
         if info is None:
