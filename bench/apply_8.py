@@ -179,7 +179,7 @@ def main() -> None:
 
     sys.path.insert(0, str(REPO))
     from ibprov.spec import load_spec
-    from ibprov.twin.proof import write_twin
+    from ibprov.twin.bringup import write_twin
 
     env = dict(os.environ, CONTAINERS_CONF=str(REPO / "images" / "containers.conf"), ANSIBLE_NOCOLOR="1")
     image = sh(REPO / "images" / "ensure-images.sh", env=env).strip().splitlines()[-1]

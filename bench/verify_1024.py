@@ -29,10 +29,10 @@ from fat_tree_1024 import spec_text  # noqa: E402
 
 from ibprov.render.guids import GuidBook  # noqa: E402
 from ibprov.spec import LoadedSpec, load_spec  # noqa: E402
-from ibprov.twin.proof import TwinRun, hca_id, start_twin  # noqa: E402
-from ibprov.verify.fabric import check_observation  # noqa: E402
-from ibprov.verify.observe import collect  # noqa: E402
-from ibprov.verify.plan import build_plan  # noqa: E402
+from ibprov.twin.bringup import TwinRun, hca_id, start_twin  # noqa: E402
+from ibprov.verify.fabric.collect import collect  # noqa: E402
+from ibprov.verify.fabric.plan import build_plan  # noqa: E402
+from ibprov.verify.fabric.section import check_observation  # noqa: E402
 from ibprov.verify.runner import CommandResult, LocalRunner  # noqa: E402
 
 RUNS = 5

@@ -18,7 +18,6 @@ from ibprov.errors import ExitCode, IbprovError, SpecError
 
 if TYPE_CHECKING:
     from ibprov.report.model import Report
-    from ibprov.twin.proof import TwinRun
 
 F = TypeVar("F", bound=Callable[..., Any])
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -181,23 +180,11 @@ def twin(
     import tempfile
 
     from ibprov.spec import load_spec
-    from ibprov.twin.check import prove
+    from ibprov.twin.prove import prove
 
     loaded = load_spec(spec)
-    reports: list[Report] = []
-
-    def verify_twin(run: TwinRun, host: str) -> None:
-        from ibprov.verify.fabric import verify_fabric
-        from ibprov.verify.runner import LocalRunner
-
-        runner = LocalRunner(env=run.sim.env(host))
-        try:
-            reports.append(verify_fabric(loaded, runner, synthetic_guids=True))
-        finally:
-            runner.close()
-
     with tempfile.TemporaryDirectory(prefix="ibprov-twin-") as tmp:
-        result = prove(loaded, workdir or Path(tmp), timeout=timeout, while_up=verify_twin if run_verify else None)
+        result = prove(loaded, workdir or Path(tmp), timeout=timeout, verify=run_verify)
     for line in result.lines:
         click.echo(line)
     if save_ibnetdiscover is not None and result.ibnetdiscover:
@@ -207,8 +194,8 @@ def twin(
         for problem in result.problems:
             click.echo(f"FAIL: {problem}", err=True)
         sys.exit(ExitCode.FINDINGS)
-    if reports:
-        _print_report(reports[0], json_path, junit_path)
+    if result.report is not None:
+        _print_report(result.report, json_path, junit_path)
 
 
 def _apply_options(func: F) -> F:
@@ -242,8 +229,8 @@ def _run_apply(
     diff: bool,
 ) -> None:
     from rich.live import Live
-    from rich.table import Table
 
+    from ibprov.report.apply_table import hosts_table
     from ibprov.run import Progress, apply_spec
     from ibprov.spec import load_spec
 
@@ -268,12 +255,7 @@ def _run_apply(
     for host, task, text in result.diffs:
         out_console.print(f"[bold]--- {host}: {task}[/]")
         click.echo(text, nl=not text.endswith("\n"))
-    table = Table(title=f"{'plan' if check else 'apply'}: {loaded.spec.cluster.name}", title_justify="left")
-    for column in ("host", "ok", "changed", "failed", "unreachable", "result"):
-        table.add_column(column)
-    for host, r in sorted(result.hosts.items()):
-        table.add_row(host, str(r.ok), str(r.changed), str(r.failed), str(r.unreachable), r.status)
-    out_console.print(table)
+    out_console.print(hosts_table(result, f"{'plan' if check else 'apply'}: {loaded.spec.cluster.name}"))
     click.echo(f"artifacts: {result.artifact_dir}")
     if result.failed_hosts:
         click.echo(
@@ -378,50 +360,46 @@ def design(nodes: int, radix: int, blocking: str, speed: str, output: Path | Non
     click.echo(f"wrote {output}", err=True)
 
 
+def _section_flags(func: F) -> F:
+    """One flag per registered verify section (--fabric, --nodes, ...)."""
+    from ibprov.verify.sections import SECTIONS
+
+    for info in reversed(SECTIONS):
+        func = click.option(f"--{info.name}", f"section_{info.name}", is_flag=True, help=info.help)(func)
+    return func
+
+
 @cli.command()
-@click.option(
-    "--fabric",
-    "fabric_spec",
-    metavar="SPEC",
-    type=click.Path(path_type=Path),
-    help="Verify the fabric against SPEC: cabling, links, error counters, SMs, partitions, QoS.",
-)
-@click.option(
-    "--nodes",
-    "nodes_spec",
-    metavar="SPEC",
-    type=click.Path(path_type=Path),
-    help="Verify every host against SPEC through Ansible: HCAs, ports, firmware, stack, memlock, IPoIB, SMs.",
-)
+@click.argument("spec", metavar="SPEC", type=click.Path(path_type=Path))
+@_section_flags
 @click.option(
     "--inventory",
     metavar="DIR",
     type=click.Path(path_type=Path, exists=True),
-    help="With --nodes: the Ansible inventory to reach the hosts (default: addresses and users from SPEC).",
+    help="nodes: the Ansible inventory to reach the hosts (default: addresses and users from SPEC).",
 )
-@click.option("--via", metavar="HOST", help="Run the diags on HOST through Ansible instead of on this host.")
+@click.option("--via", metavar="HOST", help="fabric: run the diags on HOST through Ansible instead of on this host.")
 @click.option(
     "--soak",
     type=click.FloatRange(min=0),
     metavar="SECONDS",
-    help="Clear the error counters, wait, read them again (default: acceptance.soak_seconds).",
+    help="fabric: clear the error counters, wait, read them again (default: acceptance.soak_seconds).",
 )
 @click.option("--json", "json_path", metavar="FILE", type=click.Path(path_type=Path), help="Write report.json here.")
 @click.option("--junit", "junit_path", metavar="FILE", type=click.Path(path_type=Path), help="Write junit.xml here.")
 @click.option(
     "--from-host",
     metavar="SIM_HOST",
-    help="Twin only: run the diags as this ibsim node (sets SIM_HOST for them, also with --via).",
+    help="fabric, twin only: run the diags as this ibsim node (sets SIM_HOST for them, also with --via).",
 )
 @click.option(
     "--synthetic-guids",
     is_flag=True,
-    help="The fabric is the twin: expect the stable synthetic GUIDs it uses where the spec has none.",
+    help="fabric: the fabric is the twin; expect the stable synthetic GUIDs it uses where the spec has none.",
 )
 @handles_errors
 def verify(
-    fabric_spec: Path | None,
-    nodes_spec: Path | None,
+    spec: Path,
     inventory: Path | None,
     via: str | None,
     soak: float | None,
@@ -429,66 +407,42 @@ def verify(
     junit_path: Path | None,
     from_host: str | None,
     synthetic_guids: bool,
+    **sections: bool,
 ) -> None:
-    """Compare the live fabric (--fabric) or the hosts (--nodes) with the plan; exit 0 (pass), 1 (findings),
-    2 (spec), 3 (cannot collect)."""
-    if (fabric_spec is None) == (nodes_spec is None):
-        raise click.UsageError("give exactly one of --fabric SPEC and --nodes SPEC")
-    if nodes_spec is not None:
-        fabric_only = {"--via": via, "--soak": soak, "--from-host": from_host, "--synthetic-guids": synthetic_guids}
-        given = [name for name, value in fabric_only.items() if value is not None and value is not False]
-        if given:
-            raise click.UsageError(f"{', '.join(given)}: only with --fabric")
-        _verify_nodes(nodes_spec, inventory, json_path, junit_path)
-        return
-    if inventory is not None:
-        raise click.UsageError("--inventory: only with --nodes")
-    assert fabric_spec is not None
-    from ibprov.verify.discovery import DISCOVER
-    from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
+    """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section);
+    exit 0 (pass), 1 (findings), 2 (spec), 3 (cannot collect)."""
+    from ibprov.verify.sections import SECTIONS, VerifyOptions, misplaced_options, prestart, run_sections
 
-    env = {"SIM_HOST": from_host} if from_host else None
-    runner: Runner | None = None
-    if via is None:  # the discovery needs no spec: it runs while the spec loads
-        runner = LocalRunner(env=env)
-        runner.prefetch(DISCOVER)
+    chosen = [i for i in SECTIONS if sections.get(f"section_{i.name}")] or list(SECTIONS)
+    options = VerifyOptions(
+        via=via, soak=soak, from_host=from_host, synthetic_guids=synthetic_guids, inventory=inventory
+    )
+    misplaced = misplaced_options(chosen, options)
+    if misplaced:
+        raise click.UsageError(
+            "; ".join(
+                f"--{name.replace('_', '-')}: only with {' or '.join('--' + s for s in owners)}"
+                for name, owners in misplaced.items()
+            )
+        )
+    started: dict[str, Any] = {}
     try:
+        for info in chosen:  # e.g. the fabric discovery: it needs no spec, so it runs while the spec loads
+            started[info.name] = prestart(info, options)
         from ibprov.spec import load_spec
-        from ibprov.verify.fabric import verify_fabric
 
-        loaded = load_spec(fabric_spec)
-        if via is not None:
-            runner = AnsibleRunner(via, _via_inventory(loaded, via), env=env)
-        assert runner is not None
-        report = verify_fabric(loaded, runner, soak=soak, synthetic_guids=synthetic_guids)
+        report = run_sections(load_spec(spec), chosen, options, started)
     finally:
-        if runner is not None:
-            runner.close()
+        for handle in started.values():
+            if handle is not None:
+                handle.close()
     _print_report(report, json_path, junit_path)
-
-
-def _verify_nodes(spec: Path, inventory: Path | None, json_path: Path | None, junit_path: Path | None) -> None:
-    from ibprov.spec import load_spec
-    from ibprov.verify.nodes import AnsibleNodeCollector, verify_nodes
-
-    loaded = load_spec(spec)
-    source: dict[str, Any] | str = str(inventory) if inventory is not None else _nodes_inventory(loaded)
-    report = verify_nodes(loaded, AnsibleNodeCollector(source))
-    _print_report(report, json_path, junit_path)
-
-
-def _nodes_inventory(loaded: Any) -> dict[str, Any]:
-    """An Ansible inventory of every node in the spec, with its address and user."""
-    hosts: dict[str, Any] = {}
-    for node in loaded.spec.nodes:
-        hosts.update(_via_inventory(loaded, node.name)["all"]["hosts"])
-    return {"all": {"hosts": hosts}}
 
 
 def _print_report(report: Report, json_path: Path | None, junit_path: Path | None) -> None:
     """Write the JSON / JUnit files asked for, print the findings table and summary, exit 1 on findings."""
     from ibprov.report import to_json, to_junit
-    from ibprov.report.console import findings_table, summary_text, table_width
+    from ibprov.report.console import facts_lines, findings_table, summary_text, table_width
 
     for path, text in ((json_path, to_json(report)), (junit_path, to_junit(report))):
         if path is not None:
@@ -500,24 +454,13 @@ def _print_report(report: Report, json_path: Path | None, junit_path: Path | Non
     if table is not None:
         wide = Console(highlight=False, width=max(out_console.width, table_width(report)))
         wide.print(table)
-    for note in report.notes:
+    for note in report.all_notes:
         click.echo(f"note: {note}", err=True)
+    for line in facts_lines(report):
+        click.echo(line, err=True)
     out_console.print(summary_text(report))
     if report.exit_code:
         sys.exit(report.exit_code)
-
-
-def _via_inventory(loaded: Any, host: str) -> dict[str, Any]:
-    """A one-host Ansible inventory for ``--via HOST``: the spec's address and user for a node it names."""
-    node = next((n for n in loaded.spec.nodes if n.name == host), None)
-    entry: dict[str, Any] = {"ansible_user": loaded.spec.cluster.ssh_user}
-    if host in ("localhost", "127.0.0.1"):
-        entry = {"ansible_connection": "local"}
-    elif node is not None:
-        entry.update({"ansible_host": node.address or node.name})
-        if node.user:
-            entry["ansible_user"] = node.user
-    return {"all": {"hosts": {host: entry}}}
 
 
 def main() -> None:

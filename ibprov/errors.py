@@ -51,3 +51,8 @@ class RenderError(IbprovError):
 
 class CollectError(IbprovError):
     exit_code = ExitCode.COLLECT_ERROR
+
+
+class AnsibleError(CollectError):
+    """Ansible could not start, or answered for no host (not: a host failed or was unreachable -- that is
+    a per-host result). Exit 3, like every other failure to collect."""

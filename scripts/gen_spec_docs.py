@@ -18,7 +18,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import difflib
 import enum
 import sys
 import types
@@ -35,7 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from docblock import replace_block  # noqa: E402
+from docblock import replace_block, update_doc  # noqa: E402
 
 from ibprov.spec import model as m  # noqa: E402
 from ibprov.spec import types as t  # noqa: E402
@@ -229,17 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="do not write; exit 1 if docs/spec.md is out of date")
     args = ap.parse_args(argv)
-    old = DOC.read_text(encoding="utf-8")
-    new = render_doc(old)
-    if new == old:
-        return 0
-    if args.check:
-        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), str(DOC), "(generated)"))
-        print(f"{DOC} is out of date: run scripts/gen_spec_docs.py", file=sys.stderr)
-        return 1
-    DOC.write_text(new, encoding="utf-8")
-    print(f"updated {DOC}")
-    return 0
+    return update_doc(DOC, render_doc, check=args.check, script="scripts/gen_spec_docs.py")
 
 
 if __name__ == "__main__":

@@ -255,3 +255,29 @@ def _cn_guids(loaded: LoadedSpec, book: GuidBook, notes: list[str]) -> list[str]
         notes.append("no cn_guid_file: some port GUIDs are unknown; ftree treats every CA as a compute node")
         return []
     return [fmt_guid(g) for g in sorted(g for g in guids if g is not None)]
+
+
+def expected_pkeys(loaded: LoadedSpec, book: GuidBook) -> dict[str, set[int]]:
+    """Port GUID -> the PKey table entries (full bit included) the plan gives it."""
+    spec = loaded.spec
+    sm = build_sm_data(loaded, book)
+    sm_ports = {i["port_guid"] for insts in sm.instances.values() for i in insts if "port_guid" in i}
+    default = 0xFFFF if spec.default_partition.membership == "full" else 0x7FFF
+    out: dict[str, set[int]] = {}
+    for node in spec.nodes:
+        for hca in node.hcas:
+            for port in hca.ports:
+                guid = book.port_guid(node.name, hca.device, port)
+                if guid is not None:
+                    g = fmt_guid(guid)
+                    out[g] = {0xFFFF if g in sm_ports else default}
+    for part in sm.common["ib_sm_partitions"]:
+        for member in part["members"]:
+            keys = out.setdefault(member["guid"], set())
+            if member["membership"] in ("full", "both"):
+                keys.add(part["pkey"] | 0x8000)
+            if member["membership"] == "limited" or (
+                member["membership"] == "both" and sm.common["ib_sm_options"].get("allow_both_pkeys")
+            ):
+                keys.add(part["pkey"])
+    return out

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from ibprov.report.json_report import SCHEMA, SCHEMA_VERSION, to_dict, to_json
+from ibprov.report.json_report import SCHEMA_VERSION, report_schema, to_dict, to_json
 from ibprov.report.junit import to_junit
-from ibprov.report.model import FABRIC, CheckResult, Finding, Report, Severity
+from ibprov.report.model import FABRIC, CheckResult, Finding, Report, SectionFacts, SectionReport, Severity
 
 __all__ = [
     "FABRIC",
-    "SCHEMA",
     "SCHEMA_VERSION",
     "CheckResult",
     "Finding",
     "Report",
+    "SectionFacts",
+    "SectionReport",
     "Severity",
+    "report_schema",
     "to_dict",
     "to_json",
     "to_junit",

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ibprov.report.model import Report, Severity
 
-__all__ = ["SEVERITY_STYLE", "findings_table", "summary_text", "table_width"]
+__all__ = ["SEVERITY_STYLE", "facts_lines", "findings_table", "summary_text", "table_width"]
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold red",
@@ -49,3 +49,12 @@ def table_width(report: Report) -> int:
 def summary_text(report: Report) -> Text:
     style = "bold green" if not report.findings else "bold yellow" if report.exit_code == 0 else "bold red"
     return Text(report.summary, style=style)
+
+
+def facts_lines(report: Report) -> list[str]:
+    """One line per section: what it looked at and where from (``fabric (this host): 1 switch, ...``)."""
+    out = []
+    for section in report.sections:
+        facts = "; ".join(section.facts.lines())
+        out.append(f"{section.name} ({section.collected_from}): {facts}" if facts else section.name)
+    return out

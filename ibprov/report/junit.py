@@ -1,4 +1,5 @@
-"""junit.xml: one testcase per check and object (classname = check id, name = object).
+"""junit.xml: one testsuite per verify section, one testcase per check and object (classname = check id,
+name = object).
 
 An object with a finding is a failed testcase (``<failure type="<severity>">``, the finding in the message,
 the fix hint in the text); an object the check examined without a finding is a passed testcase.
@@ -16,30 +17,39 @@ __all__ = ["to_junit"]
 
 def to_junit(report: Report) -> str:
     suites = ET.Element("testsuites", name="ibprov verify")
-    suite = ET.SubElement(
-        suites,
-        "testsuite",
-        name=f"ibprov {report.command} {report.cluster}",
-        timestamp=report.started,
-        time=f"{report.duration_seconds:.3f}",
-        hostname=report.collected_from,
-    )
-    tests = failures = 0
-    for check in report.checks:
-        for obj, findings in check.cases():
-            tests += 1
-            case = ET.SubElement(suite, "testcase", classname=check.id, name=obj, time="0")
-            if findings:
-                failures += 1
-                worst = min(findings, key=lambda f: f.severity.rank)
-                failure = ET.SubElement(
-                    case, "failure", type=str(worst.severity), message="; ".join(f.text for f in findings)
-                )
-                failure.text = "\n".join(f"{f.text}\nfix: {f.fix}" for f in findings)
-    for element in (suites, suite):
-        element.set("tests", str(tests))
-        element.set("failures", str(failures))
-        element.set("errors", "0")
-    suite.set("skipped", "0")
+    total_tests = total_failures = 0
+    for section in report.sections:
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=f"ibprov verify --{section.name} {report.cluster}",
+            timestamp=section.started or report.started,
+            time=f"{section.duration_seconds:.3f}",
+            hostname=section.collected_from,
+        )
+        tests = failures = 0
+        for check in section.checks:
+            for obj, findings in check.cases():
+                tests += 1
+                case = ET.SubElement(suite, "testcase", classname=check.id, name=obj, time="0")
+                if findings:
+                    failures += 1
+                    worst = min(findings, key=lambda f: f.severity.rank)
+                    failure = ET.SubElement(
+                        case, "failure", type=str(worst.severity), message="; ".join(f.text for f in findings)
+                    )
+                    failure.text = "\n".join(f"{f.text}\nfix: {f.fix}" for f in findings)
+        _counts(suite, tests, failures)
+        suite.set("skipped", "0")
+        total_tests += tests
+        total_failures += failures
+    _counts(suites, total_tests, total_failures)
+    suites.set("time", f"{report.duration_seconds:.3f}")
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _counts(element: ET.Element, tests: int, failures: int) -> None:
+    element.set("tests", str(tests))
+    element.set("failures", str(failures))
+    element.set("errors", "0")

@@ -2,19 +2,22 @@
 
 A *finding* is one thing that differs from the plan, on one object ("node07 mlx5_0 port 1"). A *check*
 is a stable dotted id (``cabling.miswire``) with the objects it examined; an object it examined without a
-finding passed. The console table, report.json and junit.xml are three views of one :class:`Report`.
+finding passed. A :class:`Report` holds one :class:`SectionReport` per verify section (fabric, nodes, ...):
+its checks and its typed facts, which the views see only through :class:`SectionFacts`. The console table,
+report.json and junit.xml are views of one :class:`Report`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from ibprov.errors import ExitCode
 
-__all__ = ["FABRIC", "CheckResult", "Finding", "Report", "Severity"]
+__all__ = ["FABRIC", "CheckResult", "Finding", "Report", "SectionFacts", "SectionReport", "Severity", "utc_now_text"]
 
 FABRIC = "fabric"  # the object of a check that looks at the fabric as a whole
 
@@ -93,18 +96,89 @@ class CheckResult:
         return out
 
 
+class SectionFacts(Protocol):
+    """What a section observed, beyond its checks (counts, the master SM, hosts reached, ...).
+
+    The views know only this: a JSON object (its schema is the section's) and a few lines for people."""
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+    def lines(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class SectionReport:
+    """One verify section's part of the report: its checks, its facts, where and when it collected."""
+
+    name: str  # "fabric", "nodes", ...
+    title: str  # "Fabric"
+    collected_from: str  # "this host", "node01 (ansible)", "each host (ansible)"
+    started: str  # ISO 8601, UTC
+    duration_seconds: float
+    checks: tuple[CheckResult, ...]
+    facts: SectionFacts
+    notes: tuple[str, ...] = ()
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding of the section, worst first."""
+        return sorted((f for c in self.checks for f in c.findings), key=Finding.sort_key)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.FINDINGS if any(f.severity.fails for f in self.findings) else ExitCode.OK
+
+
 @dataclass(frozen=True)
 class Report:
-    command: str  # "verify --fabric"
+    """A verification of one or more sections against one spec."""
+
+    command: str  # "verify --fabric", "verify --fabric --nodes"
     cluster: str
     spec: str
     started: str  # ISO 8601, UTC
     duration_seconds: float
-    collected_from: str  # "this host" or "node01 (ansible)"
-    checks: tuple[CheckResult, ...]
-    soak_seconds: float | None = None
-    fabric: dict[str, Any] = field(default_factory=dict)  # what was observed, for the JSON report
-    notes: tuple[str, ...] = ()
+    sections: tuple[SectionReport, ...]
+    notes: tuple[str, ...] = ()  # about the whole verification; each section has its own too
+
+    @classmethod
+    def from_sections(
+        cls,
+        *,
+        cluster: str,
+        spec: str,
+        sections: Sequence[SectionReport],
+        started: str = "",
+        duration_seconds: float | None = None,
+        notes: Sequence[str] = (),
+    ) -> Report:
+        """The report of these sections; the command names them (``verify --fabric --nodes``)."""
+        return cls(
+            command="verify " + " ".join(f"--{s.name}" for s in sections),
+            cluster=cluster,
+            spec=spec,
+            started=started or (sections[0].started if sections else ""),
+            duration_seconds=sum(s.duration_seconds for s in sections)
+            if duration_seconds is None
+            else duration_seconds,
+            sections=tuple(sections),
+            notes=tuple(notes),
+        )
+
+    @property
+    def checks(self) -> tuple[CheckResult, ...]:
+        return tuple(c for s in self.sections for c in s.checks)
+
+    def section(self, name: str) -> SectionReport:
+        for s in self.sections:
+            if s.name == name:
+                return s
+        raise KeyError(f"no {name!r} section in this report ({', '.join(s.name for s in self.sections)})")
+
+    @property
+    def all_notes(self) -> list[str]:
+        """The report's notes, then each section's, each once."""
+        return list(dict.fromkeys([*self.notes, *(n for s in self.sections for n in s.notes)]))
 
     @property
     def findings(self) -> list[Finding]:

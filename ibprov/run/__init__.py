@@ -6,33 +6,16 @@ the hosts that failed are remembered in the run directory so ``--limit @failed``
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ibprov.errors import IbprovError
+from ibprov.errors import AnsibleError, IbprovError
+from ibprov.run.adhoc import AnsibleRun, ansible_runner_run, start, why_no_host
+from ibprov.run.env import ansible_env
 
 FAILED_FILE = "failed-hosts"
-
-# Tuned for scale: pipelining and SSH connection reuse, many forks, fact caching between runs.
-TUNED_ENV = {
-    "ANSIBLE_PIPELINING": "True",
-    "ANSIBLE_SSH_ARGS": "-o ControlMaster=auto -o ControlPersist=120s -o PreferredAuthentications=publickey",
-    "ANSIBLE_FORKS": "50",
-    "ANSIBLE_GATHERING": "smart",
-    "ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile",
-    "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "3600",
-    "ANSIBLE_HOST_KEY_CHECKING": "False",
-    "ANSIBLE_RETRY_FILES_ENABLED": "False",
-    "ANSIBLE_NOCOLOR": "1",
-}
-
-
-class RunError(IbprovError):
-    """Ansible could not be started (not: a host failed — that is a result)."""
 
 
 @dataclass
@@ -60,7 +43,6 @@ class Progress:
     task: str = ""
     hosts_total: int = 0
     hosts_done: int = 0
-    last_changed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -74,10 +56,6 @@ class RunResult:
     @property
     def failed_hosts(self) -> list[str]:
         return sorted(h for h, r in self.hosts.items() if r.failed or r.unreachable)
-
-    @property
-    def ok(self) -> bool:
-        return self.rc == 0 and not self.failed_hosts
 
 
 def _stats(stats: dict[str, dict[str, int]] | None) -> dict[str, HostResult]:
@@ -168,51 +146,48 @@ def run_playbook(
     extra_env: dict[str, str] | None = None,
     hosts_total: int = 0,
     on_progress: Callable[[Progress], None] | None = None,
+    run: AnsibleRun = ansible_runner_run,
 ) -> RunResult:
-    """Run ``playbook`` against ``inventory``; artifacts (events, stdout, status) stay in ``run_dir``."""
-    import ansible_runner
+    """Run ``playbook`` against ``inventory``; artifacts (events, stdout, status) stay in ``run_dir``.
 
+    AnsibleError (exit 3) when ansible-playbook cannot start or fails before any host ran (it then leaves
+    the hosts recorded for ``--limit @failed`` as they were); ``run`` stands in for ``ansible_runner.run``."""
     if limit == "@failed":
         failed = read_failed(run_dir)
-        if not failed:
-            raise RunError(f"no failed hosts recorded in {run_dir / FAILED_FILE}: nothing to retry")
+        if not failed:  # a request that cannot be met, like a usage error (exit 2): Ansible is not asked
+            raise IbprovError(f"no failed hosts recorded in {run_dir / FAILED_FILE}: nothing to retry")
         limit = ",".join(failed)
     run_dir.mkdir(parents=True, exist_ok=True)
-    env = dict(TUNED_ENV) if tuned else {"ANSIBLE_NOCOLOR": "1", "ANSIBLE_HOST_KEY_CHECKING": "False"}
+    env = {"ANSIBLE_ROLES_PATH": str(roles_path)}
     settings: dict[str, Any] = {}
     if tuned:
         # an absolute path survives ansible-runner's join with the per-run artifact dir: facts persist
         settings = {"fact_cache_type": "jsonfile", "fact_cache": str((run_dir / "fact-cache").resolve())}
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str(run_dir / "cp")
-    env["ANSIBLE_ROLES_PATH"] = str(roles_path)
-    # ansible-playbook of the interpreter running ibprov (the venv's), not whatever PATH finds first
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    env.update(extra_env or {})
     cmdline = " ".join(x for x in ("--check" if check else "", "--diff" if diff else "") if x)
     events = _Events(hosts_total, on_progress)
-    saved_path = os.environ.get("PATH", "")
-    os.environ["PATH"] = env["PATH"]  # ansible-runner resolves ansible-playbook with this process's PATH
-    try:
-        runner = ansible_runner.run(
-            private_data_dir=str(run_dir),
-            project_dir=str(playbook.parent.resolve()),
-            playbook=playbook.name,
-            settings=settings,
-            inventory=str(inventory),
-            envvars={**{k: v for k, v in os.environ.items() if k.startswith("IBPROV_")}, **env},
-            cmdline=cmdline or None,
-            limit=limit,
-            tags=tags,
-            skip_tags=skip_tags,
-            event_handler=events,
-            quiet=True,
-            rotate_artifacts=10,
-        )
-    except Exception as exc:  # ansible-runner raises plain exceptions for setup problems
-        raise RunError(f"could not start ansible-playbook: {exc}") from exc
-    finally:
-        os.environ["PATH"] = saved_path
-    hosts = _stats(runner.stats)
+    runner = start(
+        run,
+        "ansible-playbook",
+        private_data_dir=str(run_dir),
+        project_dir=str(playbook.parent.resolve()),
+        playbook=playbook.name,
+        settings=settings,
+        inventory=str(inventory),
+        envvars=ansible_env({**env, **(extra_env or {})}, tuned=tuned),
+        cmdline=cmdline or None,
+        limit=limit,
+        tags=tags,
+        skip_tags=skip_tags,
+        event_handler=events,
+        rotate_artifacts=10,
+    )
+    stats = runner.stats
+    if stats is None and runner.rc:  # no play recap: ansible-playbook stopped before any host ran
+        reason = why_no_host(runner, list(runner.events))
+        where = runner.config.artifact_dir
+        raise AnsibleError(f"ansible-playbook could not run {playbook.name} ({reason}); see {where}")
+    hosts = _stats(stats)
     result = RunResult(str(runner.status), int(runner.rc or 0), hosts, Path(runner.config.artifact_dir), events.diffs)
     (run_dir / FAILED_FILE).write_text("".join(f"{h}\n" for h in result.failed_hosts))
     return result

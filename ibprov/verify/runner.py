@@ -9,25 +9,26 @@ real HCA, or the twin through ``LD_PRELOAD=libumad2sim.so`` with ``IBSIM_SOCKNAM
 runs independent commands on a bounded thread pool. The Ansible runner turns a batch into one shell
 script run by one ad-hoc ``ansible.builtin.command`` task (``sh -c``), so a batch costs one Ansible round
 trip however many commands it holds; each command's exit status, stdout and stderr come back framed by a
-random marker.
+random marker. It goes through :func:`ibprov.run.adhoc.run_module`: when Ansible cannot start, or does not
+answer for the host, that is an :class:`~ibprov.errors.AnsibleError` (exit 3).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ibprov.errors import CollectError
+from ibprov.errors import AnsibleError, CollectError
+from ibprov.run.adhoc import AnsibleRun, ansible_runner_run, run_module
 
 __all__ = ["SCRATCH", "AnsibleRunner", "CommandResult", "LocalRunner", "Runner", "batch_script", "parse_batch"]
 
@@ -221,15 +222,6 @@ def parse_batch(stdout: str, commands: Sequence[Sequence[str]], token: str) -> l
     return results
 
 
-AnsibleRun = Callable[..., Any]
-
-
-def _ansible_run(**kwargs: Any) -> Any:
-    import ansible_runner
-
-    return ansible_runner.run(**kwargs)
-
-
 class AnsibleRunner:
     """Runs the diags on ``host`` through ansible-runner (ad-hoc ``ansible.builtin.command``); ``env`` is
     exported for them there. ``run`` stands in for ``ansible_runner.run`` (tests)."""
@@ -239,7 +231,7 @@ class AnsibleRunner:
         host: str,
         inventory: Mapping[str, Any] | str,
         *,
-        run: AnsibleRun = _ansible_run,
+        run: AnsibleRun = ansible_runner_run,
         env: Mapping[str, str] | None = None,
         max_script: int = 100_000,
         private_data_dir: Path | None = None,
@@ -251,8 +243,7 @@ class AnsibleRunner:
         self.max_script = max_script  # one argument may not exceed 128 KiB on Linux
         self._token = secrets.token_hex(6)
         self.scratch = f"/tmp/ibprov-verify-{self._token}"
-        self._pdd = private_data_dir
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._pdd = private_data_dir  # None: a temporary directory per Ansible call
         self._used = False
 
     @property
@@ -279,43 +270,26 @@ class AnsibleRunner:
             size += cost
         return [c for c in chunks if c]
 
-    def _private_dir(self) -> str:
-        if self._pdd is not None:
-            return str(self._pdd)
-        if self._tmp is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="ibprov-ansible-")
-        return self._tmp.name
-
     def _command(self, argv: list[str]) -> str:
         """Run ``argv`` on the host; its stdout, or CollectError with Ansible's reason."""
-        result = self._run(
-            private_data_dir=self._private_dir(),
-            inventory=self.inventory,
-            host_pattern=self.host,
-            module="ansible.builtin.command",
-            module_args=json.dumps({"argv": argv}),
-            quiet=True,
+        outcomes = run_module(
+            self.inventory,
+            [self.host],
+            "ansible.builtin.command",
+            {"argv": argv},
+            private_data_dir=self._pdd,
+            run=self._run,
         )
-        outcome = None
-        for event in getattr(result, "events", ()) or ():
-            if event.get("event") in ("runner_on_ok", "runner_on_failed", "runner_on_unreachable"):
-                outcome = event
+        outcome = outcomes.get(self.host)
         if outcome is None:
-            status = getattr(result, "status", "unknown")
-            raise CollectError(f"ansible could not run the diags on {self.host} (status {status})")
-        res = outcome.get("event_data", {}).get("res", {})
-        if outcome["event"] == "runner_on_unreachable":
-            raise CollectError(f"{self.host} is unreachable: {res.get('msg', 'no reason given')}".strip())
-        stdout = res.get("stdout")
-        if not isinstance(stdout, str) or (res.get("rc") not in (0, None) and "@@" not in stdout):
-            raise CollectError(f"ansible could not run the diags on {self.host}: {res.get('msg') or res.get('stderr')}")
+            raise AnsibleError(f"ansible answered for {', '.join(sorted(outcomes))}, not for {self.host}")
+        if outcome.status == "unreachable":
+            raise CollectError(f"{self.host} is unreachable: {outcome.reason()}")
+        stdout = outcome.res.get("stdout")
+        if not isinstance(stdout, str) or (outcome.res.get("rc") not in (0, None) and "@@" not in stdout):
+            raise CollectError(f"ansible could not run the diags on {self.host}: {outcome.reason()}")
         return stdout
 
     def close(self) -> None:
-        try:
-            if self._used:
-                self._command(["rm", "-rf", self.scratch])
-        finally:
-            if self._tmp is not None:
-                self._tmp.cleanup()
-                self._tmp = None
+        if self._used:
+            self._command(["rm", "-rf", self.scratch])

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
-from ibprov.run import Progress, RunError, read_failed, run_playbook
+from ibprov.errors import AnsibleError, ExitCode, IbprovError
+from ibprov.run import Progress, read_failed, run_playbook
 
 PLAYBOOK = """\
 - name: Test play
@@ -81,9 +85,56 @@ def test_limit_failed_retries_only_the_hosts_that_failed(tmp_path: Path, playboo
     assert read_failed(run_dir) == ["gone"]
 
 
-def test_limit_failed_without_a_previous_failure_is_a_clear_error(tmp_path: Path, playbook: Path) -> None:
-    with pytest.raises(RunError, match="no failed hosts recorded"):
+def test_limit_failed_without_a_previous_failure_is_a_usage_error_not_an_ansible_one(
+    tmp_path: Path, playbook: Path
+) -> None:
+    with pytest.raises(IbprovError, match="no failed hosts recorded") as caught:
         run_playbook(playbook, _inventory(tmp_path), tmp_path / "fresh", roles_path=tmp_path, limit="@failed")
+    assert not isinstance(caught.value, AnsibleError)
+    assert caught.value.exit_code == ExitCode.SPEC_ERROR
+
+
+def test_ansible_playbook_that_cannot_start_is_an_exit_3_error_and_keeps_the_failed_hosts(
+    tmp_path: Path, playbook: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "failed-hosts").write_text("bad\n")
+    with pytest.raises(AnsibleError, match=r"could not run site\.yml \(status failed, rc 127: .*ansible-playbook") as e:
+        run_playbook(playbook, _inventory(tmp_path), run_dir, roles_path=tmp_path, extra_env={"PATH": "/nonexistent"})
+    assert e.value.exit_code == ExitCode.COLLECT_ERROR
+    assert read_failed(run_dir) == ["bad"], "a run that never started does not forget the hosts to retry"
+
+
+def test_an_exception_from_ansible_runner_is_an_exit_3_error(tmp_path: Path, playbook: Path) -> None:
+    def run(**kwargs: Any) -> Any:
+        raise RuntimeError("private_data_dir is not writable")
+
+    with pytest.raises(AnsibleError, match="could not start ansible-playbook: private_data_dir is not writable"):
+        run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", roles_path=tmp_path, run=run)
+
+
+def test_a_playbook_run_finds_the_venvs_ansible_playbook_without_touching_os_environ(
+    tmp_path: Path, playbook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    before = dict(os.environ)
+    seen: list[dict[str, Any]] = []
+
+    def run(**kwargs: Any) -> Any:
+        seen.append({"environ": dict(os.environ), **kwargs})
+        config = SimpleNamespace(artifact_dir=str(tmp_path / "artifacts"))
+        return SimpleNamespace(stats={"ok": {"good": 1}}, rc=0, status="successful", events=[], config=config)
+
+    result = run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", roles_path=tmp_path, run=run)
+    assert result.hosts["good"].status == "ok"
+    (call,) = seen
+    assert call["environ"] == before, "os.environ is the same while ansible-runner runs"
+    assert os.environ == before
+    venv_bin = str(Path(sys.executable).parent)
+    assert call["envvars"]["PATH"] == f"{venv_bin}:/usr/bin:/bin"
+    assert call["envvars"]["ANSIBLE_ROLES_PATH"] == str(tmp_path)
+    assert "binary" not in call, "binary= would turn the playbook run into a raw command without the playbook"
 
 
 def test_check_mode_with_diff_changes_nothing_and_reports_the_diff(tmp_path: Path, playbook: Path) -> None:
@@ -99,7 +150,7 @@ def test_second_run_changes_nothing(tmp_path: Path, playbook: Path) -> None:
     run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", roles_path=tmp_path, limit="good")
     again = run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", roles_path=tmp_path, limit="good")
     assert again.hosts["good"].changed == 0
-    assert again.ok
+    assert (again.rc, again.failed_hosts) == (0, [])
 
 
 def test_skip_tags_leaves_out_the_tagged_tasks_and_tags_selects_them(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from ibprov.cli import cli
 from ibprov.render import render_files
 from ibprov.render.guids import GuidBook, LockFile
 from ibprov.spec import LoadedSpec, load_spec
-from ibprov.twin.proof import start_twin
+from ibprov.twin.bringup import start_twin
 from ibprov.twin.sim import sim_available
 
 pytestmark = pytest.mark.sim

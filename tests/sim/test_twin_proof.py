@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ibprov.spec import load_spec
-from ibprov.twin.check import log_failures, prove
+from ibprov.twin.prove import log_failures, prove
 
 pytestmark = pytest.mark.sim
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))

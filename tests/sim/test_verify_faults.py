@@ -8,7 +8,6 @@ partitions.conf edits applied with SIGHUP, and from starting/stopping OpenSMs.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import sys
@@ -20,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from ibprov.report.model import Report, Severity
+from ibprov.report.model import SectionReport, Severity
 from ibprov.spec import LoadedSpec, load_spec
-from ibprov.twin.proof import TwinRun, hca_id, start_twin  # (twin.netfile first is a circular import)
+from ibprov.twin.bringup import TwinRun, hca_id, start_twin  # (twin.netfile first is a circular import)
 from ibprov.twin.sim import OpenSM
 from ibprov.verify.collect import collector, pkeytables
-from ibprov.verify.fabric import verify_fabric
-from ibprov.verify.observe import collect
+from ibprov.verify.fabric.collect import collect
+from ibprov.verify.fabric.section import verify_fabric
 from ibprov.verify.runner import AnsibleRunner, LocalRunner
 
 pytestmark = pytest.mark.sim
@@ -131,7 +130,7 @@ def probe(run: TwinRun) -> str:
     return sorted(h for h in run.sim_hosts.values() if h not in sm_hosts)[0]
 
 
-def verify(loaded: LoadedSpec, run: TwinRun, *, soak: float = 0.0) -> Report:
+def verify(loaded: LoadedSpec, run: TwinRun, *, soak: float = 0.0) -> SectionReport:
     runner = LocalRunner(env=run.sim.env(probe(run)))
     try:
         return verify_fabric(loaded, runner, soak=soak, synthetic_guids=True)
@@ -139,11 +138,11 @@ def verify(loaded: LoadedSpec, run: TwinRun, *, soak: float = 0.0) -> Report:
         runner.close()
 
 
-def found(report: Report) -> set[tuple[str, str]]:
+def found(report: SectionReport) -> set[tuple[str, str]]:
     return {(f.check, f.object) for f in report.findings}
 
 
-def finding(report: Report, check: str) -> str:
+def finding(report: SectionReport, check: str) -> str:
     (match,) = [f for f in report.findings if f.check == check]
     return match.text
 
@@ -172,7 +171,7 @@ def test_the_clean_twin_passes_with_zero_findings(name: str, tmp_path: Path) -> 
         report = verify(loaded, run)
     assert report.findings == [], [f.text for f in report.findings]
     assert report.exit_code == 0
-    master = report.fabric["master_sm"]
+    master = report.facts.as_dict()["master_sm"]
     assert master is not None
     assert master["planned"]
     assert master["priority"] == 15
@@ -260,8 +259,8 @@ def test_errors_during_a_soak_are_reported_with_their_rate(tmp_path: Path) -> No
         ("counters.threshold", "node04 mlx5_0 port 1"),
         ("counters.soak_rate", "leaf01 port 2"),
     }
-    assert report.soak_seconds is not None
-    assert 3.0 <= report.soak_seconds < 10
+    assert report.facts.as_dict()["soak_seconds"] is not None
+    assert 3.0 <= report.facts.as_dict()["soak_seconds"] < 10
     assert re.search(r"found SymbolErrorCounter \+6 \(\d+\.\d+/s\)$", finding(report, "counters.soak_rate"))
 
 
@@ -362,7 +361,7 @@ def test_after_failover_the_new_master_passes_because_the_plan_allows_it(tmp_pat
         assert standby.wait_for("Entering MASTER state", 30, after=offset), standby.log_text()[offset:]
         assert standby.wait_for("SUBNET UP", 30, after=offset)
         report = verify(loaded, run)
-    assert report.fabric["master_sm"]["object"] == "sm02 mlx5_0 port 1"
+    assert report.facts.as_dict()["master_sm"]["object"] == "sm02 mlx5_0 port 1"
     assert found(report) == {("sm.standby_missing", "sm01 mlx5_0 port 1")}
     (stopped,) = report.findings
     assert stopped.severity is Severity.WARNING
@@ -383,10 +382,7 @@ def test_a_qos_table_that_differs_from_the_plan_is_a_qos_finding(tmp_path: Path)
     assert all("found SL0-15 -> VL 1,0,2," in f.text for f in report.findings)
 
 
-def test_verify_through_ansible_on_localhost_finds_what_a_local_run_finds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+def test_verify_through_ansible_on_localhost_finds_what_a_local_run_finds(tmp_path: Path) -> None:
     inventory = {
         "all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}
     }
@@ -403,4 +399,4 @@ def test_verify_through_ansible_on_localhost_finds_what_a_local_run_finds(
         local = verify(loaded, run)
     assert remote.collected_from == "localhost (ansible)"
     assert found(remote) == found(local) == {("cabling.missing", "node03 mlx5_0 port 1")}
-    assert remote.fabric["master_sm"] == local.fabric["master_sm"]
+    assert remote.facts.as_dict()["master_sm"] == local.facts.as_dict()["master_sm"]

@@ -1,4 +1,7 @@
-"""The collect half of ``ibprov verify --fabric``: which diag command to run, and how to read its output.
+"""The collect half of verify: which command to run, and how to read its output (pure parsers).
+
+The fabric section's diag commands are registered here; the nodes section's probe and facts parsers are
+in :mod:`.hostfacts`.
 
 Each collector pairs an argv builder with a pure ``parse(stdout) -> typed result``. Nothing here runs
 a command: the verify step runs ``collector.argv(...)`` locally or through Ansible, checks the exit
@@ -19,9 +22,6 @@ from ibprov.verify.collect import (
     iblinkinfo,
     ibnetdiscover,
     ibqueryerrors,
-    ibstat,
-    perfquery,
-    saquery,
     sminfo,
     smpquery,
 )
@@ -52,19 +52,13 @@ COLLECTORS: Mapping[str, Collector[Any]] = MappingProxyType(
     {
         "ibnetdiscover": Collector("ibnetdiscover", ibnetdiscover.argv, ibnetdiscover.parse),
         "iblinkinfo": Collector("iblinkinfo", iblinkinfo.argv, iblinkinfo.parse),
-        "perfquery": Collector("perfquery", perfquery.argv, perfquery.parse),
         "ibqueryerrors": Collector(
             "ibqueryerrors", ibqueryerrors.argv, ibqueryerrors.parse, ibqueryerrors.OK_RETURNCODES
         ),
         "sminfo": Collector("sminfo", sminfo.argv, sminfo.parse),
-        "saquery": Collector("saquery", saquery.argv, saquery.parse),
         "smpquery pkeys": Collector("smpquery", _smp("pkeys"), smpquery.parse_pkeys),
-        "smpquery portinfo": Collector("smpquery", _smp("portinfo"), smpquery.parse_portinfo),
-        "smpquery nodeinfo": Collector("smpquery", _smp("nodeinfo"), smpquery.parse_nodeinfo),
-        "smpquery nodedesc": Collector("smpquery", _smp("nodedesc"), smpquery.parse_nodedesc),
         "smpquery sl2vl": Collector("smpquery", _smp("sl2vl"), smpquery.parse_sl2vl),
         "smpquery vlarb": Collector("smpquery", _smp("vlarb"), smpquery.parse_vlarb),
-        "ibstat": Collector("ibstat", ibstat.argv, ibstat.parse),
     }
 )
 

@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 from ibprov.errors import CollectError
 
-__all__ = ["ParseError", "field_dump", "frozen", "hex_int", "lines", "num"]
+__all__ = ["ParseError", "frozen", "hex_int", "lines"]
 
 _SHOWN = 200  # longest offending line quoted in a message
 
@@ -17,7 +17,6 @@ _NOISE = re.compile(r"^\s*(?:\S+: )?(?:ibwarn|WARN):", re.ASCII)
 # Fatal messages: the output that follows or precedes them cannot be trusted.
 _FATAL = re.compile(r"^\s*(?:\S+: )?(?:ibpanic|iberror):", re.ASCII)
 # libibmad field dumps: ``Name:<dots>value`` (name + dots fill 32 columns, so a long name has no dot).
-_FIELD = re.compile(r"^\s*([A-Za-z][\w ]*?):\.*(.*)$", re.ASCII)
 _INT = re.compile(r"^(?:0x[0-9a-fA-F]+|[0-9]+)$", re.ASCII)
 
 
@@ -49,23 +48,9 @@ def lines(tool: str, text: str) -> Iterator[tuple[int, str]]:
         yield line_no, line
 
 
-def num(tool: str, line_no: int, line: str, value: str) -> int:
-    """A decimal or ``0x`` hex integer, or ParseError naming the line."""
-    value = value.strip()
-    if not _INT.match(value):
-        raise ParseError(tool, line_no, line, f"not a number ({value!r})")
-    return int(value, 16) if value.startswith("0x") else int(value)
-
-
 def hex_int(value: str) -> int:
     """A hex number with or without ``0x`` (callers have matched ``[0-9a-fA-F]+`` already)."""
     return int(value.removeprefix("0x"), 16)
-
-
-def field_dump(line: str) -> tuple[str, str] | None:
-    """``("LinkSpeedActive", "2.5 Gbps")`` for ``LinkSpeedActive:.........2.5 Gbps``, else None."""
-    match = _FIELD.match(line)
-    return (match[1], match[2].strip()) if match else None
 
 
 def frozen(values: Mapping[str, int]) -> Mapping[str, int]:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from ibprov.verify.collect._text import ParseError, hex_int, lines
 
-__all__ = ["Fabric", "Link", "LinkEnd", "Node", "NodePort", "argv", "parse"]
+__all__ = ["Fabric", "Link", "LinkEnd", "Node", "NodePort", "argv", "initiated_from", "parse"]
 
 TOOL = "ibnetdiscover"
 NodeType = Literal["CA", "SW", "RT"]
@@ -81,6 +81,7 @@ class Link:
 class Fabric:
     nodes: tuple[Node, ...]
     links: tuple[Link, ...]
+    initiated_from: int | None = None  # the node GUID of "# Initiated from node <guid> port <guid>"
 
     def node(self, guid: int) -> Node | None:
         """The node with this node GUID (or, in -p mode, this port GUID)."""
@@ -96,7 +97,21 @@ def parse(text: str) -> Fabric:
     for line_no, line in lines(TOOL, text):
         if not builder.feed(line):
             raise ParseError(TOOL, line_no, line)
-    return builder.fabric()
+    fabric = builder.fabric()
+    origin = initiated_from(text)
+    return Fabric(fabric.nodes, fabric.links, origin) if origin is not None else fabric
+
+
+def initiated_from(text: str) -> int | None:
+    """The node GUID the discovery ran from, from the header comment ``# Initiated from node <guid> port <guid>``."""
+    for line in text.splitlines()[:8]:
+        words = line.split()
+        if line.startswith("# Initiated from node ") and len(words) > 4:
+            try:
+                return int(words[4], 16)
+            except ValueError:
+                return None
+    return None
 
 
 def _speed(token: str) -> str | None:

@@ -1,25 +1,18 @@
-"""``smpquery pkeys|portinfo|nodeinfo|nodedesc|sl2vl|vlarb <lid> [port]``: one parser per operation."""
+"""``smpquery pkeys|sl2vl|vlarb <lid> [port]``: one parser per operation verify sends."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass
 
-from ibprov.verify.collect._text import ParseError, field_dump, lines
+from ibprov.verify.collect._text import ParseError, lines
 
 __all__ = [
-    "FieldDump",
-    "NodeDescription",
     "Pkeys",
     "Sl2Vl",
     "VlArbitration",
     "argv",
-    "parse_nodedesc",
-    "parse_nodeinfo",
     "parse_pkeys",
-    "parse_portinfo",
     "parse_sl2vl",
     "parse_vlarb",
 ]
@@ -28,7 +21,6 @@ TOOL = "smpquery"
 
 _PKEY_ROW = re.compile(r"^\s*(\d+):((?:\s+0x[0-9a-fA-F]{4})+)$", re.ASCII)
 _PKEY_CAPACITY = re.compile(r"^(\d+) pkeys capacity for this port$", re.ASCII)
-_INFO_HEADER = re.compile(r"^# (Port|Node) info: Lid (\d+)(?: port (\d+))?$", re.ASCII)
 _SL2VL_HEADER = re.compile(r"^# SL2VL table: Lid (\d+)$", re.ASCII)
 _SL2VL_COLUMNS = re.compile(r"^#\s+SL:((?:\s*\|\s*\d+)+)\s*\|$", re.ASCII)
 _SL2VL_ROW = re.compile(r"^ports: in\s+(\d+), out\s+(\d+):((?:\s*\|\s*\d+)+)\s*\|$", re.ASCII)
@@ -36,7 +28,6 @@ _VLARB_HEADER = re.compile(r"^# VLArbitration tables: Lid (\d+) port (\d+) LowCa
 _VLARB_NONE = re.compile(r"^# No VLArbitration tables \((.*)\): Lid (\d+) port (\d+)$", re.ASCII)
 _VLARB_TABLE = re.compile(r"^# (Low|High) priority VL Arbitration Table:$")
 _VLARB_ROW = re.compile(r"^(VL|WEIGHT)\s*:\s*((?:\|\s*0x[0-9a-fA-F]+\s*)+)\|$", re.ASCII)
-_GBPS = re.compile(r"^([0-9]+(?:\.[0-9]+)?) Gbps", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -48,31 +39,6 @@ class Pkeys:
     def pkeys(self) -> tuple[int, ...]:
         """The configured P_Keys (entries whose 15-bit key is not 0)."""
         return tuple(p for p in self.table if p & 0x7FFF)
-
-
-@dataclass(frozen=True)
-class FieldDump:
-    """``portinfo`` / ``nodeinfo``: every ``Name:....value`` as text, plus typed accessors."""
-
-    lid: int | None
-    port: int | None
-    fields: Mapping[str, str] = field(hash=False)
-
-    def number(self, name: str) -> int | None:
-        value = self.fields.get(name, "")
-        if re.fullmatch(r"0x[0-9a-fA-F]+", value):
-            return int(value, 16)
-        return int(value) if re.fullmatch(r"[0-9]+", value) else None
-
-    def gbps(self, name: str) -> float | None:
-        """``LinkSpeedActive``/``LinkSpeedExtActive`` as a per-lane rate, e.g. 25.78125."""
-        match = _GBPS.match(self.fields.get(name, ""))
-        return float(match[1]) if match else None
-
-
-@dataclass(frozen=True)
-class NodeDescription:
-    text: str
 
 
 @dataclass(frozen=True)
@@ -116,42 +82,6 @@ def parse_pkeys(text: str) -> Pkeys:
     if not table:
         raise ParseError(TOOL, 0, "", "no pkey rows in the output")
     return Pkeys(tuple(table), capacity)
-
-
-def parse_portinfo(text: str) -> FieldDump:
-    return _field_dump(text, "Port")
-
-
-def parse_nodeinfo(text: str) -> FieldDump:
-    return _field_dump(text, "Node")
-
-
-def _field_dump(text: str, kind: str) -> FieldDump:
-    lid = port = None
-    fields: dict[str, str] = {}
-    for line_no, line in lines(TOOL, text):
-        if header := _INFO_HEADER.match(line):
-            if header[1] != kind:
-                raise ParseError(TOOL, line_no, line, f"expected '# {kind} info'")
-            lid, port = int(header[2]), int(header[3]) if header[3] else None
-        elif line.startswith("#"):
-            continue
-        elif pair := field_dump(line):
-            fields.setdefault(*pair)
-        else:
-            raise ParseError(TOOL, line_no, line)
-    if not fields:
-        raise ParseError(TOOL, 0, "", f"no fields in the {kind.lower()}info output")
-    return FieldDump(lid, port, MappingProxyType(fields))
-
-
-def parse_nodedesc(text: str) -> NodeDescription:
-    for line_no, line in lines(TOOL, text):
-        pair = field_dump(line)
-        if pair is None or pair[0] != "Node Description":
-            raise ParseError(TOOL, line_no, line)
-        return NodeDescription(pair[1])
-    raise ParseError(TOOL, 0, "", "no 'Node Description:' line in the output")
 
 
 def parse_sl2vl(text: str) -> Sl2Vl:

@@ -7,71 +7,17 @@ one ``node.unreachable`` finding; every other check skips it (it cannot judge wh
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 
-from ibprov.report.model import FABRIC, CheckResult, Finding, Report, Severity
-from ibprov.spec import LoadedSpec
-from ibprov.spec.units import data_rate_gbps
-from ibprov.verify.checks.base import Check
+from ibprov.report.model import Finding, Severity
+from ibprov.verify.checking import Check, CheckFamily
 from ibprov.verify.nodes.observation import HostObservation, PortFacts
+from ibprov.verify.nodes.plan import NodePlan, PlannedPort
 
-__all__ = ["NODE_CHECKS", "NodePlan", "PlannedPort", "build_node_plan", "check_nodes", "run_node_checks"]
-
-
-@dataclass(frozen=True)
-class PlannedPort:
-    host: str
-    device: str
-    port: int
-    rate_gbps: float
-    rate_text: str  # "HDR 4x (200 Gb/s)"
-    firmware: str | None
-
-    @property
-    def name(self) -> str:
-        return f"{self.host} {self.device} port {self.port}"
-
-
-@dataclass(frozen=True)
-class NodePlan:
-    """What verify --nodes compares with: per host its HCA ports, IPoIB interfaces and whether it runs an SM."""
-
-    cluster: str
-    spec: str
-    hosts: tuple[str, ...]
-    ports: tuple[PlannedPort, ...]
-    sm_hosts: frozenset[str] = frozenset()
-    stack_version: str | None = None
-    ipoib: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # host -> interface -> "addr/prefix"
-
-
-def build_node_plan(loaded: LoadedSpec) -> NodePlan:
-    from ibprov.render.inventory import ipoib_vars
-
-    spec = loaded.spec
-    ports = []
-    for node in spec.nodes:
-        for hca in node.hcas:
-            speed, width = hca.speed or spec.fabric.speed, hca.width or spec.fabric.width
-            rate = data_rate_gbps(speed, width)
-            for port in hca.ports:
-                text = f"{speed} {width} ({rate:g} Gb/s)"
-                ports.append(PlannedPort(node.name, hca.device, port, rate, text, hca.firmware))
-    ipoib = {host: {str(i["name"]): str(i["address"]) for i in ifaces} for host, ifaces in ipoib_vars(loaded).items()}
-    return NodePlan(
-        cluster=spec.cluster.name,
-        spec=str(loaded.path) if loaded.path else "",
-        hosts=tuple(n.name for n in spec.nodes),
-        ports=tuple(ports),
-        sm_hosts=frozenset(i.node for i in spec.subnet_manager.instances),
-        stack_version=spec.stack.version,
-        ipoib=ipoib,
-    )
+__all__ = ["FAMILIES", "Hosts", "reached", "version_matches"]
 
 
 Hosts = Mapping[str, HostObservation]
-_Fn = Callable[[NodePlan, Hosts], list[Finding]]
 
 
 def _reached(hosts: Hosts, host: str) -> HostObservation | None:
@@ -91,69 +37,87 @@ def _ipoib_hosts(plan: NodePlan, _hosts: Hosts) -> Sequence[str]:
     return [f"{h} {i}" for h in plan.hosts for i in plan.ipoib.get(h, {})]
 
 
+def _firmware_objects(plan: NodePlan, _hosts: Hosts) -> Sequence[str]:
+    return list(dict.fromkeys(f"{p.host} {p.device}" for p in plan.ports))
+
+
 def _stack_hosts(plan: NodePlan, _hosts: Hosts) -> Sequence[str]:
     return list(plan.hosts) if plan.stack_version else []
 
 
-def _c(id_: str, title: str, severity: Severity, fix: str) -> Check:
-    return Check(id_, title, severity, fix, lambda _p, _o: [FABRIC])  # objects come from NodeCheck
-
-
-UNREACHABLE = _c(
+UNREACHABLE = Check(
     "node.unreachable",
     "Every planned host answers through Ansible",
     Severity.ERROR,
     "check that the host is up, its address and SSH user in the spec/inventory, and `ansible HOST -m ping`",
+    _all_hosts,
+    object_kind="the host",
 )
-HCA_MISSING = _c(
+HCA_MISSING = Check(
     "node.hca_missing",
     "Every planned HCA and port is present",
     Severity.ERROR,
     "check the card is seated and its driver loaded (ls /sys/class/infiniband; lspci | grep -i mellanox; "
     "modprobe mlx5_ib); the device name in the spec",
+    _all_ports,
+    object_kind="the HCA port (`node01 mlx5_0 port 1`)",
 )
-PORT_STATE = _c(
+PORT_STATE = Check(
     "node.port_state",
     "Every planned HCA port is ACTIVE and LinkUp",
     Severity.ERROR,
     "check the cable and the switch port (ibstat); ACTIVE needs a running master SM (verify --fabric)",
+    _all_ports,
+    object_kind="the HCA port",
 )
-RATE = _c(
+RATE = Check(
     "node.rate",
     "Every planned HCA port runs at least at the planned speed and width",
     Severity.ERROR,
     "reseat or replace the cable; check the cable's and the switch port's speed; mlxlink -d DEV for details",
+    _all_ports,
+    object_kind="the HCA port",
 )
-FIRMWARE = _c(
+FIRMWARE = Check(
     "node.firmware",
     "HCA firmware is the planned version (or, with none planned, the same across the rack)",
     Severity.ERROR,
     "update the firmware (mlxfwmanager / mstflint) and reboot or mlxfwreset the card",
+    _firmware_objects,
+    object_kind="the HCA (`node01 mlx5_0`)",
 )
-STACK = _c(
+STACK = Check(
     "node.stack_version",
     "The RDMA stack (rdma-core) is the planned version",
     Severity.ERROR,
     "re-apply the ib_stack role (ibprov apply) to install the planned stack version",
+    _stack_hosts,
+    object_kind="the host",
 )
-MEMLOCK = _c(
+MEMLOCK = Check(
     "node.memlock",
     "Locked memory is unlimited (RDMA registers memory)",
     Severity.ERROR,
     "re-apply the ib_stack role (ib_stack_memlock: unlimited, in /etc/security/limits.d), then log in again",
+    _all_hosts,
+    object_kind="the host",
 )
-IPOIB = _c(
+IPOIB = Check(
     "node.ipoib",
     "Every planned IPoIB interface exists with its planned address",
     Severity.ERROR,
     "re-apply the ib_ipoib role; check `ip addr` and the interface's parent and PKey",
+    _ipoib_hosts,
+    object_kind="`host interface`",
 )
-STRAY_SM = _c(
+STRAY_SM = Check(
     "node.stray_sm",
     "OpenSM runs only on hosts the plan gives an SM instance",
     Severity.SECURITY,
     "stop and disable opensm on this host (systemctl disable --now opensm), or add it to "
     "subnet_manager.instances if it belongs there",
+    _all_hosts,
+    object_kind="the host",
 )
 
 
@@ -251,10 +215,6 @@ def _firmware(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     return out
 
 
-def _firmware_objects(plan: NodePlan, _hosts: Hosts) -> Sequence[str]:
-    return list(dict.fromkeys(f"{p.host} {p.device}" for p in plan.ports))
-
-
 def version_matches(planned: str, found: str) -> bool:
     """The installed version is the planned one, or starts with it ("50.0" matches "50.0-2ubuntu1"); an
     epoch ("1:") is ignored."""
@@ -312,51 +272,19 @@ def _stray_sm(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     return out
 
 
-NODE_CHECKS: tuple[tuple[Check, _Fn, Callable[[NodePlan, Hosts], Sequence[str]]], ...] = (
-    (UNREACHABLE, _unreachable, _all_hosts),
-    (HCA_MISSING, _hca_missing, _all_ports),
-    (PORT_STATE, _port_state, _all_ports),
-    (RATE, _rate, _all_ports),
-    (FIRMWARE, _firmware, _firmware_objects),
-    (STACK, _stack, _stack_hosts),
-    (MEMLOCK, _memlock, _all_hosts),
-    (IPOIB, _ipoib, _ipoib_hosts),
-    (STRAY_SM, _stray_sm, _all_hosts),
+FAMILIES: tuple[CheckFamily[NodePlan, Hosts], ...] = (
+    CheckFamily(_unreachable, (UNREACHABLE,)),
+    CheckFamily(_hca_missing, (HCA_MISSING,)),
+    CheckFamily(_port_state, (PORT_STATE,)),
+    CheckFamily(_rate, (RATE,)),
+    CheckFamily(_firmware, (FIRMWARE,)),
+    CheckFamily(_stack, (STACK,)),
+    CheckFamily(_memlock, (MEMLOCK,)),
+    CheckFamily(_ipoib, (IPOIB,)),
+    CheckFamily(_stray_sm, (STRAY_SM,)),
 )
 
 
-def run_node_checks(plan: NodePlan, hosts: Hosts) -> list[CheckResult]:
-    """Every node check, in catalogue order, with the objects it examined and its findings."""
-    results = []
-    for check, fn, objects in NODE_CHECKS:
-        findings = fn(plan, hosts)
-        stray = {f.check for f in findings} - {check.id}
-        if stray:
-            raise AssertionError(f"{check.id} reported other check ids {sorted(stray)}")
-        mine = tuple(sorted(findings, key=lambda f: f.object))
-        results.append(CheckResult(check.id, check.title, tuple(objects(plan, hosts)), mine))
-    return results
-
-
-def check_nodes(
-    plan: NodePlan,
-    hosts: Hosts,
-    *,
-    started: str = "",
-    duration: float = 0.0,
-    collected_from: str = "",
-    notes: Sequence[str] = (),
-) -> Report:
-    """The report of the hosts' observations against the plan (no I/O)."""
-    reached = sum(1 for h in plan.hosts if _reached(hosts, h) is not None)
-    return Report(
-        command="verify --nodes",
-        cluster=plan.cluster,
-        spec=plan.spec,
-        started=started,
-        duration_seconds=duration,
-        collected_from=collected_from,
-        checks=tuple(run_node_checks(plan, hosts)),
-        fabric={"hosts": len(plan.hosts), "hosts_reached": reached},
-        notes=tuple(notes),
-    )
+def reached(plan: NodePlan, hosts: Hosts) -> int:
+    """How many planned hosts answered."""
+    return sum(1 for h in plan.hosts if _reached(hosts, h) is not None)

@@ -1,24 +1,18 @@
 """Gathering for ``verify --nodes``: two ad-hoc Ansible runs over all planned hosts (the ib_facts module,
-and one shell probe); everything they return is parsed by :mod:`ibprov.verify.nodes.parse`.
+and one shell probe); everything they return is parsed by :mod:`ibprov.verify.collect.hostfacts`.
 
 A host Ansible cannot reach, or whose module fails, becomes a :class:`HostObservation` with ``error``
 set: never an exception, and the other hosts go on. Only when Ansible answers for no host at all (it
-could not start) is that a :class:`~ibprov.errors.CollectError` (exit 3).
+could not start) is that an :class:`~ibprov.errors.AnsibleError` (exit 3), from :mod:`ibprov.run.adhoc`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ibprov.errors import CollectError
-from ibprov.verify.nodes.observation import HostObservation
-from ibprov.verify.nodes.parse import (
+from ibprov.run.adhoc import AnsibleRun, HostOutcome, ansible_runner_run, run_module
+from ibprov.verify.collect.hostfacts import (
     PROBE_SCRIPT,
     parse_ib_facts,
     parse_ip_addr,
@@ -27,11 +21,9 @@ from ibprov.verify.nodes.parse import (
     parse_probe,
     parse_stack_version,
 )
+from ibprov.verify.nodes.observation import HostObservation
 
-__all__ = ["AnsibleNodeCollector", "NodeCollector", "host_results", "observe_host"]
-
-AnsibleRun = Callable[..., Any]
-_DONE = ("runner_on_ok", "runner_on_failed", "runner_on_unreachable")
+__all__ = ["AnsibleNodeCollector", "NodeCollector", "observe_host"]
 
 
 class NodeCollector(Protocol):
@@ -41,58 +33,26 @@ class NodeCollector(Protocol):
     def collect(self, hosts: Sequence[str]) -> dict[str, HostObservation]: ...
 
 
-def _ansible_run(**kwargs: Any) -> Any:
-    """``ansible_runner.run`` with the ``ansible`` of the interpreter running ibprov (the venv's) first on PATH
-    (ansible-runner resolves it with this process's PATH)."""
-    import ansible_runner
-
-    saved = os.environ.get("PATH", "")
-    path = f"{Path(sys.executable).parent}{os.pathsep}{saved}"
-    os.environ["PATH"] = path
-    try:
-        return ansible_runner.run(**{**kwargs, "envvars": {**kwargs.get("envvars", {}), "PATH": path}})
-    except Exception as exc:  # ansible-runner raises plain exceptions for setup problems
-        raise CollectError(f"could not start ansible: {exc}") from exc
-    finally:
-        os.environ["PATH"] = saved
-
-
-def host_results(events: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
-    """host -> (outcome event, its ``res``) from ansible-runner's events (the last outcome per host)."""
-    out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for event in events:
-        if event.get("event") in _DONE:
-            data = event.get("event_data", {})
-            host = data.get("host")
-            if isinstance(host, str):
-                res = data.get("res")
-                out[host] = (str(event["event"]), res if isinstance(res, dict) else {})
-    return out
-
-
-def _failure(kind: str, outcome: tuple[str, dict[str, Any]] | None) -> str | None:
+def _failure(kind: str, outcome: HostOutcome | None) -> str | None:
     if outcome is None:
         return f"no answer to {kind}"
-    event, res = outcome
-    if event == "runner_on_ok":
+    if outcome.ok:
         return None
-    reason = str(res.get("msg") or res.get("stderr") or "no reason given").strip().splitlines()[0]
-    return f"unreachable: {reason}" if event == "runner_on_unreachable" else f"{kind} failed: {reason}"
+    reason = outcome.reason()
+    return f"unreachable: {reason}" if outcome.status == "unreachable" else f"{kind} failed: {reason}"
 
 
-def observe_host(
-    host: str, facts: tuple[str, dict[str, Any]] | None, probe: tuple[str, dict[str, Any]] | None
-) -> HostObservation:
+def observe_host(host: str, facts_done: HostOutcome | None, probe_done: HostOutcome | None) -> HostObservation:
     """One host's observation from its ib_facts and probe outcomes (pure)."""
-    error = _failure("ib_facts", facts)
+    error = _failure("ib_facts", facts_done)
     if error is None:
-        error = _failure("the probe", probe)
-    if error is not None or facts is None or probe is None:
+        error = _failure("the probe", probe_done)
+    if error is not None or facts_done is None or probe_done is None:
         return HostObservation(host, error=error or "not collected")
-    sections = parse_probe(str(probe[1].get("stdout", "")))
+    sections = parse_probe(str(probe_done.res.get("stdout", "")))
     return HostObservation(
         host,
-        devices=parse_ib_facts(facts[1].get("ansible_facts") or {}),
+        devices=parse_ib_facts(facts_done.res.get("ansible_facts") or {}),
         memlock=parse_memlock(sections.get("memlock", "")),
         opensm=parse_opensm(sections.get("opensm", "")),
         addresses=parse_ip_addr(sections.get("ip", "")),
@@ -101,10 +61,13 @@ def observe_host(
 
 
 class AnsibleNodeCollector:
-    """Runs ib_facts and the probe on every host through ansible-runner. ``inventory`` is a path (a rendered
-    inventory directory) or an inventory mapping; ``run`` stands in for ``ansible_runner.run`` (tests)."""
+    """Runs ib_facts and the probe on every host through :func:`~ibprov.run.adhoc.run_module`. ``inventory`` is
+    a path (a rendered inventory directory) or an inventory mapping; ``run`` stands in for
+    ``ansible_runner.run`` (tests)."""
 
-    def __init__(self, inventory: Mapping[str, Any] | str, *, run: AnsibleRun = _ansible_run, forks: int = 20) -> None:
+    def __init__(
+        self, inventory: Mapping[str, Any] | str, *, run: AnsibleRun = ansible_runner_run, forks: int = 20
+    ) -> None:
         self.inventory = inventory
         self._run = run
         self.forks = forks
@@ -113,29 +76,13 @@ class AnsibleNodeCollector:
     def where(self) -> str:
         return "each host (ansible)"
 
-    def _adhoc(self, hosts: Sequence[str], module: str, args: str, envvars: Mapping[str, str]) -> Any:
-        with tempfile.TemporaryDirectory(prefix="ibprov-nodes-") as pdd:
-            result = self._run(
-                private_data_dir=pdd,
-                inventory=self.inventory,
-                host_pattern=":".join(hosts),
-                module=module,
-                module_args=args,
-                envvars=dict(envvars),
-                forks=self.forks,
-                quiet=True,
-            )
-            outcomes = host_results(list(getattr(result, "events", ()) or ()))
-        if not outcomes:  # Ansible itself did not run (not installed, a bad inventory): no host was asked
-            status, rc = getattr(result, "status", "unknown"), getattr(result, "rc", None)
-            raise CollectError(f"ansible could not run {module} on any host (status {status}, rc {rc})")
-        return outcomes
-
     def collect(self, hosts: Sequence[str]) -> dict[str, HostObservation]:
         from ibprov.resources import roles_dir
 
-        library = str(roles_dir() / "ib_facts" / "library")
-        env = {"ANSIBLE_LIBRARY": library, "ANSIBLE_HOST_KEY_CHECKING": "False"}
-        facts = self._adhoc(hosts, "ib_facts", "", env)
-        probe = self._adhoc(hosts, "ansible.builtin.shell", json.dumps({"cmd": PROBE_SCRIPT}), env)
+        env = {"ANSIBLE_LIBRARY": str(roles_dir() / "ib_facts" / "library")}
+        facts = run_module(self.inventory, hosts, "ib_facts", env=env, forks=self.forks, run=self._run)
+        probe_args = {"cmd": PROBE_SCRIPT}
+        probe = run_module(
+            self.inventory, hosts, "ansible.builtin.shell", probe_args, env=env, forks=self.forks, run=self._run
+        )
         return {h: observe_host(h, facts.get(h), probe.get(h)) for h in hosts}

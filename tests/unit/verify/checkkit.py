@@ -13,9 +13,10 @@ from ibprov.render.guids import GuidBook
 from ibprov.report.model import Finding
 from ibprov.spec import LoadedSpec, load_spec, load_spec_text
 from ibprov.spec.types import Endpoint
-from ibprov.verify.checks import run_checks
-from ibprov.verify.observation import LinkState, Observation, ObservedLink, ObservedNode, ObservedSm, PortRef
-from ibprov.verify.plan import Plan, build_plan
+from ibprov.verify.checking import run_checks
+from ibprov.verify.fabric.checks import FAMILIES
+from ibprov.verify.fabric.observation import LinkState, Observation, ObservedLink, ObservedNode, ObservedSm, PortRef
+from ibprov.verify.fabric.plan import Plan, build_plan
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 ACTIVE = LinkState("Active", "LinkUp")
@@ -87,7 +88,7 @@ def copy_of(obs: Observation) -> Observation:
 
 def findings(plan: Plan, obs: Observation, prefix: str = "") -> list[Finding]:
     """Every finding of every check (optionally only check ids starting with ``prefix``)."""
-    return [f for result in run_checks(plan, obs) for f in result.findings if f.check.startswith(prefix)]
+    return [f for result in run_checks(FAMILIES, plan, obs) for f in result.findings if f.check.startswith(prefix)]
 
 
 def pairs(plan: Plan, obs: Observation, prefix: str = "") -> set[tuple[str, str]]:

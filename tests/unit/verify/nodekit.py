@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ibprov.run.adhoc import HostOutcome
 from ibprov.spec import load_spec
-from ibprov.verify.nodes.checks import NodePlan, build_node_plan
+from ibprov.verify.collect.hostfacts import MARK
 from ibprov.verify.nodes.collect import observe_host
 from ibprov.verify.nodes.observation import HostObservation
-from ibprov.verify.nodes.parse import MARK
+from ibprov.verify.nodes.plan import NodePlan, build_node_plan
 
 RACK = Path(__file__).resolve().parents[3] / "examples" / "rack.yaml"
 IPOIB = {"sm01": "10.20.0.1", "sm02": "10.20.0.2", "node01": "10.20.0.11", "node02": "10.20.0.12"}
@@ -78,7 +79,7 @@ def healthy_host(host: str, **facts: Any) -> HostObservation:
         ifaces={"ib0": [f"{IPOIB[host]}/24"]},
         opensm="active" if host.startswith("sm") else "inactive\ninactive",
     )
-    return observe_host(host, ("runner_on_ok", ib_facts(**facts)), ("runner_on_ok", {"stdout": probe, "rc": 0}))
+    return observe_host(host, HostOutcome("ok", ib_facts(**facts)), HostOutcome("ok", {"stdout": probe, "rc": 0}))
 
 
 def healthy_rack() -> dict[str, HostObservation]:

@@ -5,9 +5,9 @@ from checkkit import ACTIVE, example, findings, pairs, perfect, plan_of, ref, re
 from ibprov.render.guids import GuidBook
 from ibprov.report.model import Severity
 from ibprov.spec.types import Endpoint
-from ibprov.verify.checks.matching import classify
-from ibprov.verify.observation import LinkState, ObservedLink, ObservedNode, PortRef
-from ibprov.verify.plan import build_plan
+from ibprov.verify.fabric.checks.matching import classify
+from ibprov.verify.fabric.observation import LinkState, ObservedLink, ObservedNode, PortRef
+from ibprov.verify.fabric.plan import build_plan
 
 FAT = plan_of(example("fat-tree"))
 RACK = plan_of(example("rack"))

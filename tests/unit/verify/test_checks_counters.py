@@ -5,7 +5,7 @@ import re
 from checkkit import EXAMPLES, example, findings, perfect, plan_of, plan_text, ref
 
 from ibprov.spec.types import Endpoint
-from ibprov.verify.observation import Soak
+from ibprov.verify.fabric.observation import Soak
 
 RACK = plan_of(example("rack"))
 NODE02 = Endpoint("node02", "mlx5_0", 1)
@@ -62,7 +62,8 @@ def test_congestion_counters_during_the_soak_fail_only_above_their_threshold() -
 
 
 def test_without_a_soak_there_is_no_soak_check_object() -> None:
-    from ibprov.verify.checks import run_checks
+    from ibprov.verify.checking import run_checks
+    from ibprov.verify.fabric.checks import FAMILIES
 
-    (soak,) = [r for r in run_checks(RACK, perfect(RACK)) if r.id == "counters.soak_rate"]
+    (soak,) = [r for r in run_checks(FAMILIES, RACK, perfect(RACK)) if r.id == "counters.soak_rate"]
     assert soak.objects == ()

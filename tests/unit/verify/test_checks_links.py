@@ -3,7 +3,7 @@ from __future__ import annotations
 from checkkit import EXAMPLES, example, findings, pairs, perfect, plan_of, plan_text, ref
 
 from ibprov.spec.types import Endpoint
-from ibprov.verify.observation import LinkState, ObservedLink
+from ibprov.verify.fabric.observation import LinkState, ObservedLink
 
 RACK = plan_of(example("rack"))
 NODE01 = Endpoint("node01", "mlx5_0", 1)

@@ -3,8 +3,9 @@ from __future__ import annotations
 from checkkit import example, findings, pairs, perfect, plan_of
 
 from ibprov.spec.types import Endpoint
-from ibprov.verify.checks import run_checks
-from ibprov.verify.checks.qos import arb_matches
+from ibprov.verify.checking import run_checks
+from ibprov.verify.fabric.checks import FAMILIES
+from ibprov.verify.fabric.checks.qos import arb_matches
 
 PLAN = plan_of(example("qos-partitions"))  # sl2vl 0..7,0..6,15; vlarb_high 2:64; vlarb_low 0:32,1:64,...
 NODE02 = PLAN.port_guids[Endpoint("node02", "mlx5_0", 1)] or 0
@@ -39,7 +40,7 @@ def test_vlarb_entries_after_the_planned_ones_must_have_weight_zero() -> None:
 
 def test_without_qos_in_the_plan_the_qos_checks_examine_nothing() -> None:
     rack = plan_of(example("rack"))
-    results = {r.id: r for r in run_checks(rack, perfect(rack))}
+    results = {r.id: r for r in run_checks(FAMILIES, rack, perfect(rack))}
     assert results["qos.sl2vl"].objects == ()
     assert results["qos.vlarb"].objects == ()
     assert pairs(rack, perfect(rack), "qos.") == set()

@@ -4,10 +4,10 @@ import dataclasses
 
 from checkkit import example, findings, pairs, perfect, plan_of, ref
 
-from ibprov.report.model import Severity
+from ibprov.report.model import Report, Severity
 from ibprov.spec.types import Endpoint
-from ibprov.verify.fabric import check_observation
-from ibprov.verify.observation import Observation, ObservedSm
+from ibprov.verify.fabric.observation import Observation, ObservedSm
+from ibprov.verify.fabric.section import check_observation
 
 RACK = plan_of(example("rack"))  # sm01 priority 15 (master), sm02 priority 14 (standby)
 SM01, SM02 = "sm01 mlx5_0 port 1", "sm02 mlx5_0 port 1"
@@ -62,8 +62,10 @@ def test_after_failover_the_standby_as_master_passes_and_the_stopped_sm_is_a_war
     assert finding.observed == f"not running; {SM02} took over as MASTER (failover the plan allows)"
     report = check_observation(RACK, obs)
     assert report.exit_code == 0
-    assert report.fabric["master_sm"]["object"] == SM02
-    assert report.summary.startswith("PASS with 1 finding (1 warning)")
+    assert report.facts.as_dict()["master_sm"]["object"] == SM02
+    assert Report.from_sections(cluster="c", spec="", sections=[report]).summary.startswith(
+        "PASS with 1 finding (1 warning)"
+    )
 
 
 def test_a_planned_standby_that_is_not_running_is_an_error() -> None:

@@ -62,7 +62,7 @@ def test_exit_status_one_means_findings_not_failure() -> None:
     assert collector.succeeded(1)
     assert collector.succeeded(0)
     assert not collector.succeeded(255)
-    assert not COLLECTORS["perfquery"].succeeded(1)
+    assert not COLLECTORS["sminfo"].succeeded(1)
 
 
 def test_clean_fabric_has_a_summary_and_no_ports() -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from ibprov.errors import CollectError, ExitCode
-from ibprov.verify.collect import COLLECTORS, ParseError, collector, ibnetdiscover, saquery, smpquery
+from ibprov.verify.collect import COLLECTORS, ParseError, collector, ibnetdiscover, smpquery
 
 
 @pytest.mark.parametrize(
@@ -14,9 +14,6 @@ from ibprov.verify.collect import COLLECTORS, ParseError, collector, ibnetdiscov
         ("ibnetdiscover", (), {"full": True}, ("ibnetdiscover", "-f")),
         ("iblinkinfo", (), {}, ("iblinkinfo", "-l")),
         ("iblinkinfo", (), {"line_mode": False}, ("iblinkinfo",)),
-        ("perfquery", (3, 1), {"extended": True}, ("perfquery", "-x", "3", "1")),
-        ("perfquery", (2,), {"extended": True, "all_ports": True}, ("perfquery", "-x", "-a", "2")),
-        ("perfquery", (), {}, ("perfquery",)),
         ("ibqueryerrors", (), {}, ("ibqueryerrors", "-c")),
         (
             "ibqueryerrors",
@@ -25,18 +22,9 @@ from ibprov.verify.collect import COLLECTORS, ParseError, collector, ibnetdiscov
             ("ibqueryerrors", "--details", "-r", "--threshold-file", "/t"),
         ),
         ("sminfo", (), {}, ("sminfo",)),
-        ("saquery", (), {}, ("saquery",)),
-        ("saquery", ("sm",), {}, ("saquery", "-s")),
-        ("saquery", ("pkeys",), {"smkey": "0x1"}, ("saquery", "--smkey", "0x1", "PKeyTableRecord")),
-        ("saquery", ("mcgroups",), {}, ("saquery", "-g")),
         ("smpquery pkeys", (5, 1), {}, ("smpquery", "pkeys", "5", "1")),
-        ("smpquery portinfo", (3, 1), {}, ("smpquery", "portinfo", "3", "1")),
-        ("smpquery nodeinfo", (3,), {}, ("smpquery", "nodeinfo", "3")),
-        ("smpquery nodedesc", (3,), {}, ("smpquery", "nodedesc", "3")),
         ("smpquery sl2vl", (2, 1), {}, ("smpquery", "sl2vl", "2", "1")),
         ("smpquery vlarb", (2, 1), {}, ("smpquery", "vlarb", "2", "1")),
-        ("ibstat", (), {}, ("ibstat",)),
-        ("ibstat", ("mlx5_0", 1), {}, ("ibstat", "mlx5_0", "1")),
     ],
 )
 def test_argv_builders(
@@ -49,7 +37,7 @@ def test_argv_builders(
 
 def test_registry_pairs_each_command_with_its_parser() -> None:
     assert COLLECTORS["ibnetdiscover"].parse is ibnetdiscover.parse
-    assert COLLECTORS["saquery"].parse is saquery.parse
+    assert COLLECTORS["smpquery pkeys"].parse is smpquery.parse_pkeys
     assert COLLECTORS["smpquery vlarb"].parse is smpquery.parse_vlarb
     assert {name for name, c in COLLECTORS.items() if c.ok_returncodes != {0}} == {"ibqueryerrors"}
 

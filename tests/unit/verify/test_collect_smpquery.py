@@ -5,10 +5,7 @@ from diagtext import own, shared
 
 from ibprov.verify.collect import ParseError
 from ibprov.verify.collect.smpquery import (
-    parse_nodedesc,
-    parse_nodeinfo,
     parse_pkeys,
-    parse_portinfo,
     parse_sl2vl,
     parse_vlarb,
 )
@@ -32,35 +29,6 @@ def test_pkeys_after_sighup_show_the_new_partition() -> None:
 def test_pkey_rows_out_of_order_are_an_error() -> None:
     with pytest.raises(ParseError, match="line 2: expected the row for index 8"):
         parse_pkeys("   0: 0xffff 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000\n  16: 0x0000\n")
-
-
-def test_portinfo_fields() -> None:
-    info = parse_portinfo(shared("sim/smpquery-portinfo-sim-v44.txt"))
-    assert (info.lid, info.port, len(info.fields)) == (3, 1, 51)
-    assert info.fields["LinkWidthActive"] == "4X"
-    assert info.fields["LinkWidthSupported"] == "1X or 4X or 8X or 12X or 2X"
-    assert (info.fields["LinkState"], info.fields["PhysLinkState"]) == ("Active", "LinkUp")
-    assert (info.gbps("LinkSpeedActive"), info.gbps("LinkSpeedExtActive")) == (2.5, 25.78125)
-    assert (info.number("LMC"), info.number("CapMask"), info.number("NeighborMTU")) == (0, 0, 2048)
-    assert info.fields["Mkey"] == "<not displayed>"
-    assert info.fields["McastPkeyTrapSuppressionEnabled"] == "0"
-    assert info.number("VLCap") is None  # "VL0-7"
-
-
-def test_nodeinfo_fields() -> None:
-    info = parse_nodeinfo(shared("sim/smpquery-nodeinfo-sim-v44.txt"))
-    assert (info.lid, info.port) == (3, None)
-    assert (info.fields["NodeType"], info.number("NumPorts"), info.number("Guid")) == ("Switch", 36, 0x200001)
-    assert info.number("Revision") == 0xA1
-
-
-def test_nodeinfo_parser_rejects_portinfo() -> None:
-    with pytest.raises(ParseError, match="line 1: expected '# Node info'"):
-        parse_nodeinfo(shared("sim/smpquery-portinfo-sim-v44.txt"))
-
-
-def test_nodedesc() -> None:
-    assert parse_nodedesc(shared("sim/smpquery-nodedesc-sim-v44.txt")).text == "Leaf2"
 
 
 def test_sl2vl_of_a_ca_port() -> None:

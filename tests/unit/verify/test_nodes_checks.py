@@ -7,11 +7,14 @@ import dataclasses
 from nodekit import IPOIB, healthy_host, healthy_rack, ib_facts, probe_stdout, rack_plan
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.nodes.checks import NODE_CHECKS, check_nodes, version_matches
+from ibprov.run.adhoc import HostOutcome
+from ibprov.verify.checking import catalogue
+from ibprov.verify.nodes.checks import FAMILIES, version_matches
 from ibprov.verify.nodes.collect import observe_host
 from ibprov.verify.nodes.observation import HostObservation
+from ibprov.verify.nodes.section import check_nodes
 
-ALL_IDS = [c.id for c, _fn, _objs in NODE_CHECKS]
+ALL_IDS = [c.id for c in catalogue(FAMILIES)]
 
 
 def findings(hosts: dict[str, HostObservation], stack_version: str | None = None) -> list[Finding]:
@@ -42,7 +45,8 @@ def test_a_healthy_rack_passes_every_check() -> None:
     report = check_nodes(rack_plan(), healthy_rack())
     assert report.findings == []
     assert report.exit_code == 0
-    assert report.command == "verify --nodes"
+    assert report.name == "nodes"
+    assert report.facts.as_dict() == {"hosts": 6, "hosts_reached": 6}
     assert [c.id for c in report.checks] == ALL_IDS
 
 
@@ -147,7 +151,7 @@ def _host_with_probe(
 ) -> HostObservation:
     planned = {"ib0": [f"{IPOIB[host]}/24"]}
     stdout = probe_stdout(memlock=memlock, opensm=opensm, ifaces=planned if ifaces is None else ifaces)
-    return observe_host(host, ("runner_on_ok", ib_facts()), ("runner_on_ok", {"stdout": stdout}))
+    return observe_host(host, HostOutcome("ok", ib_facts()), HostOutcome("ok", {"stdout": stdout}))
 
 
 def test_a_limited_memlock_is_a_finding() -> None:

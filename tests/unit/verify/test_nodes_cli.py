@@ -13,8 +13,8 @@ from click.testing import CliRunner, Result
 from nodekit import RACK, healthy_host, healthy_rack
 
 from ibprov.cli import cli
-from ibprov.report import SCHEMA
 from ibprov.verify.nodes.observation import HostObservation
+from ibprov.verify.sections import report_schema
 
 
 def run(*args: str) -> Result:
@@ -33,7 +33,7 @@ def fake_collector(monkeypatch: pytest.MonkeyPatch, hosts: dict[str, HostObserva
         def collect(self, names: Sequence[str]) -> dict[str, HostObservation]:
             return {n: hosts[n] for n in names if n in hosts}
 
-    monkeypatch.setattr("ibprov.verify.nodes.AnsibleNodeCollector", Fake)
+    monkeypatch.setattr("ibprov.verify.nodes.section.AnsibleNodeCollector", Fake)
     return made
 
 
@@ -44,7 +44,11 @@ def test_a_clean_rack_exits_0_and_writes_json_and_junit(monkeypatch: pytest.Monk
     assert result.stdout.splitlines()[-1].startswith("PASS: no findings; 9 checks over")
     assert set(made[0]["all"]["hosts"]) == set(healthy_rack())
     doc = json.loads((tmp_path / "r.json").read_text())
-    assert (doc["command"], doc["exit_code"], doc["fabric"]["hosts_reached"]) == ("verify --nodes", 0, 6)
+    assert (doc["command"], doc["exit_code"], doc["sections"]["nodes"]["facts"]["hosts_reached"]) == (
+        "verify --nodes",
+        0,
+        6,
+    )
     assert ET.parse(tmp_path / "r.xml").getroot().get("failures") == "0"
 
 
@@ -64,11 +68,12 @@ def test_findings_exit_1_with_a_table_line_each(monkeypatch: pytest.MonkeyPatch,
     assert ET.parse(tmp_path / "r.xml").getroot().get("failures") == "2"
 
 
-def test_fabric_and_nodes_are_mutually_exclusive() -> None:
+def test_one_spec_only_and_a_spec_is_required() -> None:
     result = run("--fabric", str(RACK), "--nodes", str(RACK))
     assert result.exit_code == 2
-    assert "exactly one of --fabric SPEC and --nodes SPEC" in result.stderr
+    assert "unexpected extra argument" in result.stderr
     assert run().exit_code == 2
+    assert run("--nodes").exit_code == 2
 
 
 def test_fabric_only_options_are_refused_with_nodes() -> None:
@@ -76,6 +81,8 @@ def test_fabric_only_options_are_refused_with_nodes() -> None:
     assert result.exit_code == 2
     assert "--soak: only with --fabric" in result.stderr
     assert "--inventory: only with --nodes" in run("--fabric", str(RACK), "--inventory", ".").stderr
+    both = run("--nodes", str(RACK), "--via", "x", "--synthetic-guids")
+    assert "--via: only with --fabric; --synthetic-guids: only with --fabric" in both.stderr
 
 
 def test_the_nodes_report_json_follows_the_report_schema(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -85,5 +92,5 @@ def test_the_nodes_report_json_follows_the_report_schema(monkeypatch: pytest.Mon
     fake_collector(monkeypatch, hosts)
     assert run("--nodes", str(RACK), "--json", str(tmp_path / "r.json")).exit_code == 1
     doc = json.loads((tmp_path / "r.json").read_text())
-    jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(doc)
+    jsonschema.Draft202012Validator(report_schema(), format_checker=jsonschema.FormatChecker()).validate(doc)
     assert [f["check"] for f in doc["findings"]] == ["node.firmware"]

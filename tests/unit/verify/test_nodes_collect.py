@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from nodekit import ib_facts, probe_stdout
 
-from ibprov.errors import CollectError
+from ibprov.errors import AnsibleError, ExitCode
+from ibprov.run.adhoc import HostOutcome
 from ibprov.verify.nodes.collect import AnsibleNodeCollector, observe_host
 
 
@@ -36,6 +37,7 @@ def test_the_collector_runs_ib_facts_and_one_probe_with_the_role_library_and_kee
     assert [c["module"] for c in calls] == ["ib_facts", "ansible.builtin.shell"]
     assert calls[0]["host_pattern"] == "node01:node02:node03:node04"
     assert calls[0]["envvars"]["ANSIBLE_LIBRARY"].endswith("roles/ib_facts/library")
+    assert calls[0]["forks"] == 20
     assert "ulimit -l" in json.loads(calls[1]["module_args"])["cmd"]
     assert hosts["node01"].reachable
     assert hosts["node01"].memlock == "unlimited"
@@ -46,13 +48,24 @@ def test_the_collector_runs_ib_facts_and_one_probe_with_the_role_library_and_kee
 
 
 def test_a_failed_probe_makes_the_host_an_error() -> None:
-    obs = observe_host("n", ("runner_on_ok", ib_facts()), ("runner_on_failed", {"stderr": "sh: boom\nmore"}))
+    obs = observe_host("n", HostOutcome("ok", ib_facts()), HostOutcome("failed", {"stderr": "sh: boom\nmore"}))
     assert obs.error == "the probe failed: sh: boom"
 
 
-def test_ansible_answering_for_no_host_is_a_collect_error() -> None:
+def test_ansible_answering_for_no_host_is_an_exit_3_error() -> None:
     def run(**kwargs: Any) -> Any:
         return SimpleNamespace(events=[], status="failed", rc=127)
 
-    with pytest.raises(CollectError, match=r"ansible could not run ib_facts on any host \(status failed, rc 127\)"):
+    with pytest.raises(
+        AnsibleError, match=r"ansible could not run ib_facts on any of 2 hosts \(status failed, rc 127\)"
+    ):
+        AnsibleNodeCollector({}, run=run).collect(["node01", "node02"])
+
+
+def test_an_exception_from_ansible_runner_is_an_exit_3_error() -> None:
+    def run(**kwargs: Any) -> Any:
+        raise RuntimeError("Invalid inventory")
+
+    with pytest.raises(AnsibleError, match="could not start ansible: Invalid inventory") as caught:
         AnsibleNodeCollector({}, run=run).collect(["node01"])
+    assert caught.value.exit_code == ExitCode.COLLECT_ERROR

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ibprov.errors import CollectError
+from ibprov.errors import AnsibleError, CollectError, ExitCode
 from ibprov.verify.runner import AnsibleRunner, LocalRunner, batch_script, parse_batch
 
 COMMANDS = [
@@ -63,15 +63,15 @@ class FakeAnsible:
 
     def __call__(self, **kwargs: Any) -> Any:
         self.calls.append(kwargs)
+        host = kwargs["host_pattern"]
         if self.unreachable:
             res = {"msg": "Failed to connect to the host via ssh: timeout", "unreachable": True}
-            return _Result([{"event": "runner_on_unreachable", "event_data": {"res": res}}])
+            return _Result([{"event": "runner_on_unreachable", "event_data": {"host": host, "res": res}}])
         argv = json.loads(kwargs["module_args"])["argv"]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         res = {"stdout": done.stdout.removesuffix("\n"), "stderr": done.stderr, "rc": done.returncode}
-        return _Result(
-            [{"event": "runner_on_ok" if done.returncode == 0 else "runner_on_failed", "event_data": {"res": res}}]
-        )
+        kind = "runner_on_ok" if done.returncode == 0 else "runner_on_failed"
+        return _Result([{"event": kind, "event_data": {"host": host, "res": res}}])
 
 
 class _Result:
@@ -117,8 +117,30 @@ def test_an_unreachable_host_is_a_collect_error() -> None:
     assert len(fake.calls) == 1  # nothing ran there, so there is nothing to clean up
 
 
+def test_ansible_that_cannot_start_is_an_exit_3_error_and_nothing_is_cleaned_up() -> None:
+    calls: list[dict[str, Any]] = []
+
+    def run(**kwargs: Any) -> Any:  # as ansible_runner.run does for a bad private_data_dir or inventory
+        calls.append(kwargs)
+        raise RuntimeError("Invalid inventory")
+
+    runner = AnsibleRunner("node01", "node01,", run=run)
+    with pytest.raises(AnsibleError, match="could not start ansible: Invalid inventory") as caught:
+        runner.run_batch([("ibstat",)])
+    runner.close()
+    assert caught.value.exit_code == ExitCode.COLLECT_ERROR
+    assert len(calls) == 1
+
+
+def test_ansible_answering_for_no_host_is_an_exit_3_error() -> None:
+    runner = AnsibleRunner("node01", "node01,", run=lambda **kwargs: _Result([]))
+    with pytest.raises(AnsibleError, match=r"ansible could not run ansible.builtin.command on node01 \(status"):
+        runner.run_batch([("ibstat",)])
+
+
 def test_the_ansible_runner_works_with_the_real_ansible_on_localhost(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    venv_bin = str(Path(sys.executable).parent)  # only the child's PATH (ibprov.run.env) may lead to the venv's ansible
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin))
     inventory = {
         "all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}
     }

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from test_report_json import clean_report, report_with_findings
+from test_report_json import clean_fabric, fabric_with_findings
 
-from ibprov.cli import _via_inventory, cli
-from ibprov.report import Report
-from ibprov.spec import load_spec
+from ibprov.cli import cli
+from ibprov.report import SectionReport
 
 RACK = Path(__file__).resolve().parents[3] / "examples" / "rack.yaml"
 
@@ -22,24 +21,24 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(cli, ["verify", *args], catch_exceptions=False)
 
 
-def fake_verify(monkeypatch: pytest.MonkeyPatch, report: Report) -> list[dict[str, Any]]:
+def fake_verify(monkeypatch: pytest.MonkeyPatch, report: SectionReport) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
 
-    def verify_fabric(loaded: Any, runner: Any, **kwargs: Any) -> Report:
+    def verify_fabric(loaded: Any, runner: Any, **kwargs: Any) -> SectionReport:
         calls.append({"runner": runner, "prefetched": list(getattr(runner, "_early", {})), **kwargs})
         return report
 
     def prefetch(runner: Any, argv: Any) -> None:  # remembered, not started: no diags run in unit tests
         runner._early[tuple(argv)] = None
 
-    monkeypatch.setattr("ibprov.verify.fabric.verify_fabric", verify_fabric)
+    monkeypatch.setattr("ibprov.verify.fabric.section.verify_fabric", verify_fabric)
     monkeypatch.setattr("ibprov.verify.runner.LocalRunner.prefetch", prefetch)
     monkeypatch.setattr("ibprov.verify.runner.LocalRunner.close", lambda runner: None)
     return calls
 
 
 def test_a_clean_fabric_exits_0_with_the_summary(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = fake_verify(monkeypatch, clean_report())
+    calls = fake_verify(monkeypatch, clean_fabric())
     result = run("--fabric", str(RACK), "--synthetic-guids", "--soak", "5")
     assert result.exit_code == 0
     assert result.stdout.splitlines()[-1].startswith("PASS: no findings; 20 checks over")
@@ -53,7 +52,7 @@ def test_a_clean_fabric_exits_0_with_the_summary(monkeypatch: pytest.MonkeyPatch
 def test_findings_exit_1_with_one_table_line_each_and_write_json_and_junit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    fake_verify(monkeypatch, report_with_findings())
+    fake_verify(monkeypatch, fabric_with_findings())
     result = run("--fabric", str(RACK), "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml"))
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
@@ -82,24 +81,15 @@ def test_no_diags_no_fabric_exits_3_with_one_line(monkeypatch: pytest.MonkeyPatc
 
 
 def test_an_unwritable_report_path_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    fake_verify(monkeypatch, clean_report())
+    fake_verify(monkeypatch, clean_fabric())
     result = run("--fabric", str(RACK), "--json", str(tmp_path / "no" / "dir" / "r.json"))
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: cannot write {tmp_path / 'no' / 'dir' / 'r.json'}: ")
 
 
 def test_via_runs_through_ansible_on_the_named_node(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = fake_verify(monkeypatch, clean_report())
+    calls = fake_verify(monkeypatch, clean_fabric())
     assert run("--fabric", str(RACK), "--via", "sm01", "--from-host", "H-x").exit_code == 0
     runner = calls[0]["runner"]
     assert (runner.where, runner.env) == ("sm01 (ansible)", {"SIM_HOST": "H-x"})
     assert calls[0]["prefetched"] == [], "nothing runs on this host with --via"
-
-
-def test_the_via_inventory_uses_the_spec_address_user_or_a_local_connection() -> None:
-    loaded = load_spec(RACK)
-    assert _via_inventory(loaded, "sm01") == {
-        "all": {"hosts": {"sm01": {"ansible_user": "root", "ansible_host": "sm01"}}}
-    }
-    assert _via_inventory(loaded, "localhost") == {"all": {"hosts": {"localhost": {"ansible_connection": "local"}}}}
-    assert _via_inventory(loaded, "jump.example.org")["all"]["hosts"]["jump.example.org"] == {"ansible_user": "root"}

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from rich.console import Console
 from test_report_json import clean_report, report_with_findings
 
 from ibprov.report.console import findings_table, summary_text, table_width
-from ibprov.report.model import CheckResult, Finding, Report, Severity
+from ibprov.report.model import CheckResult, Finding, Report, SectionReport, Severity
 
 
 def render(report: Report) -> list[str]:
@@ -27,7 +28,16 @@ def test_one_line_per_finding_under_a_header() -> None:
 
 
 def _report(*findings: Finding) -> Report:
-    return Report("verify --fabric", "c", "c.yaml", "", 0.0, "here", (CheckResult("x.y", "t", ("o",), findings),))
+    section = SectionReport("x", "X", "here", "", 0.0, (CheckResult("x.y", "t", ("o",), findings),), _NoFacts())
+    return Report.from_sections(cluster="c", spec="c.yaml", sections=[section])
+
+
+class _NoFacts:
+    def as_dict(self) -> dict[str, Any]:
+        return {}
+
+    def lines(self) -> list[str]:
+        return []
 
 
 def test_the_worst_finding_comes_first() -> None:

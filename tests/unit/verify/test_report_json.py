@@ -7,16 +7,17 @@ from pathlib import Path
 import pytest
 from checkkit import example, perfect, plan_of, ref, rewire
 
-from ibprov.report import SCHEMA, SCHEMA_VERSION, Report, to_dict, to_json
+from ibprov.report import SCHEMA_VERSION, Report, SectionReport, to_dict, to_json
 from ibprov.spec.types import Endpoint
-from ibprov.verify.fabric import check_observation
-from ibprov.verify.observation import PortRef
+from ibprov.verify.fabric.observation import PortRef
+from ibprov.verify.fabric.section import check_observation
+from ibprov.verify.sections import report_schema
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "verify.md"
 RACK = plan_of(example("rack"))
 
 
-def report_with_findings() -> Report:
+def fabric_with_findings() -> SectionReport:
     obs = perfect(RACK)
     rewire(RACK, obs, Endpoint("node01", "mlx5_0", 1), PortRef(RACK.switch_guids["leaf01"] or 0, 9))
     obs.counters[ref(RACK, Endpoint("node02", "mlx5_0", 1))] = {"SymbolErrorCounter": 99}
@@ -24,13 +25,25 @@ def report_with_findings() -> Report:
     return check_observation(RACK, obs, started="2026-12-02T10:00:00Z", duration=1.5, collected_from="this host")
 
 
-def clean_report() -> Report:
+def clean_fabric() -> SectionReport:
     return check_observation(RACK, perfect(RACK), started="2026-12-02T10:00:00Z", collected_from="this host")
+
+
+def report_of(*sections: SectionReport) -> Report:
+    return Report.from_sections(cluster="rack", spec="examples/rack.yaml", sections=sections)
+
+
+def report_with_findings() -> Report:
+    return report_of(fabric_with_findings())
+
+
+def clean_report() -> Report:
+    return report_of(clean_fabric())
 
 
 def test_reports_validate_against_the_schema() -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    validator = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+    validator = jsonschema.Draft202012Validator(report_schema(), format_checker=jsonschema.FormatChecker())
     for report in (clean_report(), report_with_findings()):
         validator.validate(json.loads(to_json(report)))
 
@@ -39,12 +52,12 @@ def test_the_schema_in_docs_verify_md_is_the_one_the_code_writes() -> None:
     text = DOCS.read_text()
     match = re.search(r"<!-- schema:begin -->\s*```json\n(.*?)```\s*<!-- schema:end -->", text, re.DOTALL)
     assert match, "docs/verify.md lost its schema block"
-    assert json.loads(match[1]) == SCHEMA
+    assert json.loads(match[1]) == report_schema()
 
 
 def test_findings_are_worst_first_with_every_field() -> None:
     data = to_dict(report_with_findings())
-    assert data["schema_version"] == SCHEMA_VERSION == 1
+    assert data["schema_version"] == SCHEMA_VERSION == 2
     assert [f["severity"] for f in data["findings"]] == ["error", "error", "error"]
     assert {f["check"] for f in data["findings"]} == {"cabling.miswire", "counters.threshold", "sm.standby_missing"}
     miswire = next(f for f in data["findings"] if f["check"] == "cabling.miswire")
@@ -58,7 +71,9 @@ def test_findings_are_worst_first_with_every_field() -> None:
 def test_the_fabric_section_names_the_master_sm() -> None:
     data = to_dict(clean_report())
     assert (data["result"], data["exit_code"], data["findings"]) == ("pass", 0, [])
-    assert data["fabric"]["master_sm"]["object"] == "sm01 mlx5_0 port 1"
-    assert [s["state"] for s in data["fabric"]["subnet_managers"]] == ["MASTER", "STANDBY"]
-    assert (data["fabric"]["switches"], data["fabric"]["channel_adapters"], data["fabric"]["links"]) == (1, 6, 6)
+    fabric = data["sections"]["fabric"]["facts"]
+    assert fabric["master_sm"]["object"] == "sm01 mlx5_0 port 1"
+    assert [s["state"] for s in fabric["subnet_managers"]] == ["MASTER", "STANDBY"]
+    assert (fabric["switches"], fabric["channel_adapters"], fabric["links"]) == (1, 6, 6)
+    assert data["sections"]["fabric"]["collected_from"] == "this host"
     assert all(c["status"] == "pass" for c in data["checks"])

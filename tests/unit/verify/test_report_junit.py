@@ -6,7 +6,8 @@ from collections import Counter
 from test_report_json import clean_report, report_with_findings
 
 from ibprov.report import to_junit
-from ibprov.verify.checks import ALL_CHECKS
+from ibprov.verify.checking import catalogue
+from ibprov.verify.fabric.checks import FAMILIES
 
 
 def cases(xml: str) -> list[ET.Element]:
@@ -50,4 +51,4 @@ def test_a_clean_run_lists_passing_testcases_for_every_check_with_objects() -> N
     testcases = cases(to_junit(clean_report()))
     assert all(c.find("failure") is None for c in testcases)
     with_objects = {c.get("classname") for c in testcases}
-    assert with_objects == {c.id for c in ALL_CHECKS} - {"counters.soak_rate", "qos.sl2vl", "qos.vlarb"}
+    assert with_objects == {c.id for c in catalogue(FAMILIES)} - {"counters.soak_rate", "qos.sl2vl", "qos.vlarb"}

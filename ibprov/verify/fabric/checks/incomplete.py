@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checks.base import Check, fabric_only
-from ibprov.verify.observation import Observation
-from ibprov.verify.plan import Plan, port_name
+from ibprov.verify.checking import Check
+from ibprov.verify.fabric.checks.objects import fabric_only
+from ibprov.verify.fabric.observation import Observation
+from ibprov.verify.fabric.plan import Plan, port_name
 
 __all__ = ["CHECKS", "check"]
 
@@ -15,6 +16,7 @@ INCOMPLETE = Check(
     Severity.ERROR,
     "check the port's state and the M_Key setup, then run verify again",
     fabric_only,
+    object_kind="the port",
 )
 CHECKS = (INCOMPLETE,)
 

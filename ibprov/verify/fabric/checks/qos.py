@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checks.base import Check
-from ibprov.verify.observation import Observation
-from ibprov.verify.plan import Plan, endpoint_name
+from ibprov.verify.checking import Check
+from ibprov.verify.fabric.observation import Observation
+from ibprov.verify.fabric.plan import Plan, endpoint_name
 
 __all__ = ["CHECKS", "arb_matches", "check"]
 
@@ -22,9 +22,21 @@ def _ca_ports_if_qos(plan: Plan, _obs: Observation) -> list[str]:
 
 
 _FIX = "check qos_ca_* / qos_* in opensm.conf (re-apply the ib_sm role), qos TRUE, and restart opensm"
-SL2VL = Check("qos.sl2vl", "Each CA port's SL-to-VL table is the plan's", Severity.ERROR, _FIX, _ca_ports_if_qos)
+SL2VL = Check(
+    "qos.sl2vl",
+    "Each CA port's SL-to-VL table is the plan's",
+    Severity.ERROR,
+    _FIX,
+    _ca_ports_if_qos,
+    object_kind="the CA port",
+)
 VLARB = Check(
-    "qos.vlarb", "Each CA port's VL arbitration tables are the plan's", Severity.ERROR, _FIX, _ca_ports_if_qos
+    "qos.vlarb",
+    "Each CA port's VL arbitration tables are the plan's",
+    Severity.ERROR,
+    _FIX,
+    _ca_ports_if_qos,
+    object_kind="the CA port",
 )
 CHECKS = (SL2VL, VLARB)
 

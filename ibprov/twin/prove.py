@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ibprov.render.guids import GuidBook, fmt_guid
-from ibprov.render.sm import build_sm_data
+from ibprov.render.sm import expected_pkeys
+from ibprov.report.model import Report
 from ibprov.spec import LoadedSpec
 from ibprov.spec.model import QosTables
-from ibprov.twin.proof import TwinRun, start_twin
+from ibprov.twin.bringup import TwinRun, start_twin
 from ibprov.verify.collect import ParseError, ibnetdiscover, sminfo, smpquery
 
 # What OpenSM 3.3.23 logs when it throws the partition file away or cannot use its configuration.
@@ -32,6 +33,7 @@ class ProofResult:
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     ibnetdiscover: str = ""  # the twin's fabric as `ibnetdiscover` printed it (input for `discover --from`)
+    report: Report | None = None  # with verify=True: `verify --fabric` against the running twin
 
 
 def log_failures(text: str) -> list[str]:
@@ -50,32 +52,6 @@ def log_failures(text: str) -> list[str]:
     return found
 
 
-def expected_pkeys(loaded: LoadedSpec, book: GuidBook) -> dict[str, set[int]]:
-    """Port GUID -> the PKey table entries (full bit included) the plan gives it."""
-    spec = loaded.spec
-    sm = build_sm_data(loaded, book)
-    sm_ports = {i["port_guid"] for insts in sm.instances.values() for i in insts if "port_guid" in i}
-    default = 0xFFFF if spec.default_partition.membership == "full" else 0x7FFF
-    out: dict[str, set[int]] = {}
-    for node in spec.nodes:
-        for hca in node.hcas:
-            for port in hca.ports:
-                guid = book.port_guid(node.name, hca.device, port)
-                if guid is not None:
-                    g = fmt_guid(guid)
-                    out[g] = {0xFFFF if g in sm_ports else default}
-    for part in sm.common["ib_sm_partitions"]:
-        for member in part["members"]:
-            keys = out.setdefault(member["guid"], set())
-            if member["membership"] in ("full", "both"):
-                keys.add(part["pkey"] | 0x8000)
-            if member["membership"] == "limited" or (
-                member["membership"] == "both" and sm.common["ib_sm_options"].get("allow_both_pkeys")
-            ):
-                keys.add(part["pkey"])
-    return out
-
-
 def prove(
     loaded: LoadedSpec,
     workdir: Path,
@@ -83,19 +59,40 @@ def prove(
     timeout: float = 120.0,
     before_start: Callable[[Path], None] | None = None,
     while_up: Callable[[TwinRun, str], None] | None = None,
+    verify: bool = False,
 ) -> ProofResult:
     """Bring the plan up on the twin and check it. ``before_start(opensm_dir)`` may alter the rendered
     OpenSM files first (tests use it to prove that a broken configuration is caught); ``while_up(run, host)``
-    runs once the proof passed, before the twin stops, with a port to run diags from."""
+    runs once the proof passed, before the twin stops, with a port to run diags from. ``verify``: then
+    run ``verify --fabric`` from that port (``result.report``)."""
     result = ProofResult()
     run = start_twin(loaded, workdir, before_start=before_start)
     try:
         _prove(loaded, run, result, timeout)
-        if while_up is not None and not result.problems:
-            while_up(run, _probe_host(loaded, run))  # e.g. `verify --fabric` against the running twin
+        if not result.problems:
+            host = _probe_host(loaded, run)
+            if while_up is not None:
+                while_up(run, host)
+            if verify:
+                result.report = verify_twin(loaded, run, host)
     finally:
         run.stop()
     return result
+
+
+def verify_twin(loaded: LoadedSpec, run: TwinRun, host: str) -> Report:
+    """``verify --fabric`` against the running twin, the diags running as ``host``, its GUIDs synthetic."""
+    from ibprov.verify.fabric.section import verify_fabric
+    from ibprov.verify.runner import LocalRunner
+
+    runner = LocalRunner(env=run.sim.env(host))
+    try:
+        section = verify_fabric(loaded, runner, synthetic_guids=True)
+    finally:
+        runner.close()
+    return Report.from_sections(
+        cluster=loaded.spec.cluster.name, spec=str(loaded.path) if loaded.path else "", sections=[section]
+    )
 
 
 def _prove(loaded: LoadedSpec, run: TwinRun, result: ProofResult, timeout: float) -> None:

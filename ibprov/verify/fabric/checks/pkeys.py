@@ -1,4 +1,4 @@
-"""Partitions: every CA port's PKey table is exactly the plan's (ibprov.twin.check.expected_pkeys).
+"""Partitions: every CA port's PKey table is exactly the plan's (ibprov.render.sm.expected_pkeys).
 
 Per port, by 15-bit PKey: a planned partition the port lacks is ``pkey.missing``; a partition held with
 the other membership is ``pkey.membership`` (a security finding when the port is a full member where the
@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checks.base import Check, planned_ca_ports
-from ibprov.verify.observation import Observation
-from ibprov.verify.plan import Plan, endpoint_name
+from ibprov.verify.checking import Check
+from ibprov.verify.fabric.checks.objects import planned_ca_ports
+from ibprov.verify.fabric.observation import Observation
+from ibprov.verify.fabric.plan import Plan, endpoint_name
 
 __all__ = ["CHECKS", "check"]
 
@@ -24,6 +25,7 @@ MISSING = Check(
     Severity.ERROR,
     _FIX + "(kill -HUP the master opensm); look for 'PARSE ERROR' in opensm.log",
     planned_ca_ports,
+    object_kind="the CA port",
 )
 MEMBERSHIP = Check(
     "pkey.membership",
@@ -31,6 +33,8 @@ MEMBERSHIP = Check(
     Severity.ERROR,
     _FIX + "(kill -HUP the master opensm)",
     planned_ca_ports,
+    object_kind="the CA port",
+    severity_note="security when full where limited is planned",
 )
 EXTRA = Check(
     "pkey.extra",
@@ -39,6 +43,7 @@ EXTRA = Check(
     "remove the port from that partition in partitions.conf (or find who changed it), then kill -HUP the "
     "master opensm; check that only planned SMs run (sm.rogue)",
     planned_ca_ports,
+    object_kind="the CA port",
 )
 CHECKS = (MISSING, MEMBERSHIP, EXTRA)
 

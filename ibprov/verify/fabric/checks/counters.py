@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checks.base import Check, seen_ports
-from ibprov.verify.observation import Observation, PortRef
-from ibprov.verify.plan import Plan, port_name
+from ibprov.verify.checking import Check
+from ibprov.verify.fabric.checks.objects import seen_ports
+from ibprov.verify.fabric.observation import Observation, PortRef
+from ibprov.verify.fabric.plan import Plan, port_name
 
 __all__ = ["CHECKS", "LINK_HEALTH", "check"]
 
@@ -39,6 +40,7 @@ THRESHOLD = Check(
     "reseat or replace the cable/transceiver of this port and its peer, clear the counters "
     "(ibqueryerrors -k) and confirm with `ibprov verify --fabric SPEC --soak 300`",
     seen_ports,
+    object_kind="the port",
 )
 
 
@@ -52,6 +54,7 @@ SOAK = Check(
     Severity.ERROR,
     "the link is degrading now: replace the cable/transceiver of this port and its peer",
     _soak_ports,
+    object_kind="the port",
 )
 CHECKS = (THRESHOLD, SOAK)
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from ibprov.render.guids import fmt_guid
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checks.base import Check, fabric_only
-from ibprov.verify.observation import Observation, ObservedSm
-from ibprov.verify.plan import Plan, PlannedSm, endpoint_name, port_name
+from ibprov.verify.checking import Check
+from ibprov.verify.fabric.checks.objects import fabric_only
+from ibprov.verify.fabric.observation import Observation, ObservedSm
+from ibprov.verify.fabric.plan import Plan, PlannedSm, endpoint_name, port_name
 
 __all__ = ["CHECKS", "check", "planned_instance", "sm_name"]
 
@@ -30,6 +31,7 @@ MASTER = Check(
     "start the planned master (systemctl start opensm) and stop every other MASTER; check sm_priority "
     "in each opensm.conf",
     fabric_only,
+    object_kind="`fabric`",
 )
 STANDBY = Check(
     "sm.standby_missing",
@@ -37,6 +39,8 @@ STANDBY = Check(
     Severity.ERROR,
     "start opensm on this node (the ib_sm role, or systemctl start opensm)",
     _instances,
+    object_kind="the planned SM port",
+    severity_note="warning after failover",
 )
 ROGUE = Check(
     "sm.rogue",
@@ -45,6 +49,7 @@ ROGUE = Check(
     "stop and disable opensm on this node (or add it to subnet_manager.instances if it belongs there); "
     "set an sm_key so that SMs without it cannot take over",
     fabric_only,
+    object_kind="the SM's port",
 )
 PRIORITY = Check(
     "sm.priority",
@@ -52,6 +57,7 @@ PRIORITY = Check(
     Severity.ERROR,
     "set sm_priority in this node's opensm.conf (re-apply the ib_sm role) and restart opensm",
     _instances,
+    object_kind="the planned SM port",
 )
 CHECKS = (MASTER, STANDBY, ROGUE, PRIORITY)
 

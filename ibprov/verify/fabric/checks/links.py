@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from ibprov.report.model import Finding, Severity
 from ibprov.spec.topology import PlannedLink
 from ibprov.spec.types import Endpoint
-from ibprov.verify.checks.base import Check, planned_cables
-from ibprov.verify.checks.matching import classify, planned_ref
-from ibprov.verify.observation import LinkState, Observation, ObservedLink
-from ibprov.verify.plan import Plan, endpoint_name
+from ibprov.verify.checking import Check
+from ibprov.verify.fabric.checks.matching import classify, planned_ref
+from ibprov.verify.fabric.checks.objects import planned_cables
+from ibprov.verify.fabric.observation import LinkState, Observation, ObservedLink
+from ibprov.verify.fabric.plan import Plan, endpoint_name
 
 __all__ = ["CHECKS", "check"]
 
@@ -25,6 +26,7 @@ DOWN = Check(
     "enable the port (ibportstate <lid> <port> enable) and check that a subnet manager is running; "
     "a link stuck in Initialize/Armed has not been brought up by an SM",
     planned_cables,
+    object_kind="the cable",
 )
 WIDTH = Check(
     "link.width",
@@ -32,6 +34,7 @@ WIDTH = Check(
     Severity.ERROR,
     "reseat or replace the cable (a lane is down); check both ports' LinkWidthEnabled",
     planned_cables,
+    object_kind="the cable",
 )
 SPEED = Check(
     "link.speed",
@@ -39,6 +42,7 @@ SPEED = Check(
     Severity.ERROR,
     "check cable and transceiver ratings and both ports' LinkSpeed(Ext)Enabled / opensm force_link_speed*",
     planned_cables,
+    object_kind="the cable",
 )
 CHECKS = (DOWN, WIDTH, SPEED)
 

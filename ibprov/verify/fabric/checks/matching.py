@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from ibprov.render.guids import fmt_guid
 from ibprov.spec.topology import PlannedLink
 from ibprov.spec.types import Endpoint
-from ibprov.verify.observation import LinkState, Observation, ObservedLink, PortRef
-from ibprov.verify.plan import Plan, endpoint_name
+from ibprov.verify.fabric.observation import LinkState, Observation, ObservedLink, PortRef
+from ibprov.verify.fabric.plan import Plan, endpoint_name
 
 __all__ = ["Cabling", "End", "Foreign", "classify", "end_name", "planned_ref"]
 

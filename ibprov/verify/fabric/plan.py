@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ibprov.render.guids import GuidBook, LockFile, fmt_guid
+from ibprov.render.sm import expected_pkeys
 from ibprov.spec import LoadedSpec
 from ibprov.spec.model import QosTables
 from ibprov.spec.topology import PlannedLink
 from ibprov.spec.types import Endpoint
-from ibprov.twin.check import expected_pkeys
-from ibprov.verify.observation import ObservedNode, PortRef
+from ibprov.verify.fabric.observation import ObservedNode, PortRef
 
 __all__ = ["Plan", "PlannedSm", "build_plan", "endpoint_name"]
 

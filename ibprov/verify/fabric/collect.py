@@ -1,7 +1,7 @@
 """Collect an :class:`Observation` of the fabric with infiniband-diags, through a :class:`Runner`.
 
 Batch 1: ``ibnetdiscover --cache F`` (topology, LIDs; the one discovery for all of it) and ``base64 F``
-  (the cache: the IsSM bits and every CA's PartitionCap, see :mod:`ibprov.verify.cache`).
+  (the cache: the IsSM bits and every CA's PartitionCap, see :mod:`ibprov.verify.fabric.cache`).
 Batch 2 (concurrently): ``iblinkinfo --load-cache F -l`` (state, physical state, width, speed of every
   port), ``ibqueryerrors --load-cache F`` (error counters; with ``-k`` when soaking, which clears them
   after reading), ``sminfo`` (the master as this port sees it) and the PKey-table probe for every CA port
@@ -24,12 +24,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ibprov.errors import CollectError
-from ibprov.verify.cache import FabricCache, decode
 from ibprov.verify.collect import ParseError, collector, pkeytables
 from ibprov.verify.collect import ibnetdiscover as nd
 from ibprov.verify.collect.ibqueryerrors import QueryErrors
-from ibprov.verify.discovery import CACHE, DISCOVER
-from ibprov.verify.observation import (
+from ibprov.verify.fabric.cache import FabricCache, decode
+from ibprov.verify.fabric.commands import CACHE, DISCOVER
+from ibprov.verify.fabric.observation import (
     LinkState,
     Observation,
     ObservedLink,
@@ -231,15 +231,11 @@ def collect(runner: Runner, *, soak: float = 0.0, qos: bool = False, clock: Cloc
         elapsed = clock.now() - cleared_at
         deltas = _counters(obs, collector("ibqueryerrors").parse(_ok(again, "ibqueryerrors")))
         obs.soak = Soak(elapsed, deltas)
-    obs.from_port = _from_port(discover.stdout, obs)
+    obs.from_port = _from_port(fabric, obs)
     return obs
 
 
-def _from_port(text: str, obs: Observation) -> str | None:
-    """``node01 mlx5_0`` from ibnetdiscover's ``# Initiated from node <guid> port <guid>``."""
-    for line in text.splitlines()[:8]:
-        words = line.split()
-        if line.startswith("# Initiated from node ") and len(words) > 4:
-            node = obs.nodes.get(int(words[4], 16))
-            return node.description if node is not None else None
-    return None
+def _from_port(fabric: nd.Fabric, obs: Observation) -> str | None:
+    """``node01 mlx5_0``: the NodeDescription of the node the discovery ran from."""
+    node = obs.nodes.get(fabric.initiated_from) if fabric.initiated_from is not None else None
+    return node.description if node is not None else None

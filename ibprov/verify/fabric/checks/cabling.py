@@ -5,10 +5,11 @@ from __future__ import annotations
 from ibprov.render.guids import fmt_guid
 from ibprov.report.model import Finding, Severity
 from ibprov.spec.types import Endpoint
-from ibprov.verify.checks.base import Check, fabric_only, planned_cables
-from ibprov.verify.checks.matching import classify, end_name
-from ibprov.verify.observation import Observation
-from ibprov.verify.plan import Plan, endpoint_name
+from ibprov.verify.checking import Check
+from ibprov.verify.fabric.checks.matching import classify, end_name
+from ibprov.verify.fabric.checks.objects import fabric_only, planned_cables
+from ibprov.verify.fabric.observation import Observation
+from ibprov.verify.fabric.plan import Plan, endpoint_name
 
 __all__ = ["CHECKS", "check"]
 
@@ -18,6 +19,7 @@ MISWIRE = Check(
     Severity.ERROR,
     "move the cable from the found port to the planned one (or fix fabric.links in the spec if the plan is wrong)",
     planned_cables,
+    object_kind="the cable (its CA / lower-tier end)",
 )
 SWAPPED = Check(
     "cabling.swapped",
@@ -25,6 +27,7 @@ SWAPPED = Check(
     Severity.ERROR,
     "swap the two cables back at the switch",
     fabric_only,
+    object_kind="both cables: `A and B`",
 )
 MISSING = Check(
     "cabling.missing",
@@ -32,6 +35,7 @@ MISSING = Check(
     Severity.ERROR,
     "plug in (or reseat) the cable and check that the device at the other end is powered",
     planned_cables,
+    object_kind="the cable (its CA / lower-tier end)",
 )
 UNPLANNED = Check(
     "cabling.unplanned",
@@ -39,6 +43,7 @@ UNPLANNED = Check(
     Severity.ERROR,
     "remove the cable, or add it (and the device) to the spec",
     fabric_only,
+    object_kind="the planned end, else the foreign one",
 )
 WRONG_DEVICE = Check(
     "cabling.wrong_device",
@@ -47,6 +52,7 @@ WRONG_DEVICE = Check(
     "put the planned device there; if the hardware was replaced on purpose, run `ibprov discover` "
     "to update the lock file (or fix the GUID in the spec)",
     planned_cables,
+    object_kind="the planned end that sees the foreign device",
 )
 CHECKS = (MISWIRE, SWAPPED, MISSING, UNPLANNED, WRONG_DEVICE)
 

@@ -1,6 +1,6 @@
 """What the fabric showed: nodes, links, port states, error counters, subnet managers, PKey and QoS tables.
 
-Plain data, built by :mod:`ibprov.verify.observe` from the diags (or by hand in tests). A port is named by
+Plain data, built by :mod:`ibprov.verify.fabric.collect` from the diags (or by hand in tests). A port is named by
 :class:`PortRef` (node GUID, port number); CA ports also have a port GUID, which is what the plan knows.
 """
 

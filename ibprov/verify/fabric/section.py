@@ -1,0 +1,95 @@
+"""``verify --fabric``: observe the fabric with infiniband-diags, compare it with the plan, report.
+
+The entry point of the fabric section (:data:`SECTION`): collect (:mod:`.collect`, through a
+:class:`~ibprov.verify.runner.Runner`) -> :class:`~.observation.Observation` -> checks (:mod:`.checks`,
+against :mod:`.plan`) -> :class:`~ibprov.report.model.SectionReport` with :class:`~.facts.FabricFacts`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ibprov.render.guids import GuidBook
+from ibprov.report.model import SectionReport, utc_now_text
+from ibprov.spec import LoadedSpec
+from ibprov.verify.checking import run_checks
+from ibprov.verify.fabric.checks import FAMILIES
+from ibprov.verify.fabric.collect import Clock, collect
+from ibprov.verify.fabric.commands import diag_env
+from ibprov.verify.fabric.facts import SCHEMA, fabric_facts
+from ibprov.verify.fabric.observation import Observation
+from ibprov.verify.fabric.plan import Plan, build_plan
+from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
+from ibprov.verify.sections import Section, VerifyOptions
+
+__all__ = ["SECTION", "TITLE", "check_observation", "verify_fabric"]
+
+TITLE = "Fabric"
+
+
+def verify_fabric(
+    loaded: LoadedSpec,
+    runner: Runner,
+    *,
+    soak: float | None = None,
+    synthetic_guids: bool = False,
+    clock: Clock | None = None,
+) -> SectionReport:
+    """Collect through ``runner`` and check against ``loaded``. ``soak`` None takes the spec's
+    acceptance.soak_seconds. ``synthetic_guids``: the fabric is the twin (its stand-in GUIDs)."""
+    started = utc_now_text()
+    t0 = time.monotonic()
+    seconds = float(loaded.spec.acceptance.soak_seconds if soak is None else soak)
+    obs = collect(runner, soak=seconds, qos=loaded.spec.qos.enabled, clock=clock)
+    book = GuidBook.for_spec(loaded, allow_synthetic=synthetic_guids, twin=synthetic_guids)
+    plan = build_plan(loaded, book, obs.nodes.values())
+    return check_observation(
+        plan,
+        obs,
+        started=started,
+        duration=time.monotonic() - t0,
+        collected_from=runner.where,
+    )
+
+
+def check_observation(
+    plan: Plan, obs: Observation, *, started: str = "", duration: float = 0.0, collected_from: str = ""
+) -> SectionReport:
+    """The section report of one observation against the plan (no I/O)."""
+    notes = list(plan.notes)
+    if plan.book.synthetic:
+        notes.append(f"synthetic GUIDs stand in for {len(plan.book.synthetic)} devices (twin)")
+    if obs.from_port:
+        notes.append(f"diags ran from {obs.from_port}")
+    return SectionReport(
+        name="fabric",
+        title=TITLE,
+        collected_from=collected_from,
+        started=started,
+        duration_seconds=duration,
+        checks=run_checks(FAMILIES, plan, obs),
+        facts=fabric_facts(plan, obs),
+        notes=tuple(notes),
+    )
+
+
+def _run(loaded: LoadedSpec, options: VerifyOptions, started: Any) -> SectionReport:
+    """The section as the CLI runs it: on this host (the runner prestart made, which has started the
+    discovery), or on ``--via HOST`` through Ansible."""
+    from ibprov.run.inventory import host_inventory
+
+    runner: Runner
+    if options.via is not None:
+        runner = AnsibleRunner(options.via, host_inventory(loaded, options.via), env=diag_env(options))
+    elif isinstance(started, LocalRunner):
+        runner = started
+    else:
+        runner = LocalRunner(env=diag_env(options))
+    try:
+        return verify_fabric(loaded, runner, soak=options.soak, synthetic_guids=options.synthetic_guids)
+    finally:
+        runner.close()
+
+
+SECTION = Section(name="fabric", title=TITLE, families=FAMILIES, facts_schema=SCHEMA, run=_run)

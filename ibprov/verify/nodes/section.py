@@ -1,0 +1,73 @@
+"""``verify --nodes``: node-level acceptance (HCAs, ports, firmware, stack, memlock, IPoIB, stray SMs).
+
+The entry point of the nodes section (:data:`SECTION`). Collection (:mod:`.collect`) is thin Ansible
+plumbing; parsing (:mod:`ibprov.verify.collect.hostfacts`) and the checks (:mod:`.checks`) are pure, so the
+report of canned observations needs no host at all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ibprov.report.model import SectionReport, utc_now_text
+from ibprov.spec import LoadedSpec
+from ibprov.verify.checking import run_checks
+from ibprov.verify.nodes.checks import FAMILIES, Hosts, reached
+from ibprov.verify.nodes.collect import AnsibleNodeCollector, NodeCollector
+from ibprov.verify.nodes.facts import SCHEMA, NodesFacts
+from ibprov.verify.nodes.plan import NodePlan, build_node_plan
+from ibprov.verify.sections import Section, VerifyOptions
+
+__all__ = ["SECTION", "TITLE", "check_nodes", "verify_nodes"]
+
+TITLE = "Nodes"
+
+
+def verify_nodes(loaded: LoadedSpec, collector: NodeCollector) -> SectionReport:
+    """Collect from every planned host through ``collector`` and check against ``loaded``."""
+    started = utc_now_text()
+    t0 = time.monotonic()
+    plan = build_node_plan(loaded)
+    hosts = collector.collect(plan.hosts)
+    return check_nodes(
+        plan,
+        hosts,
+        started=started,
+        duration=time.monotonic() - t0,
+        collected_from=collector.where,
+    )
+
+
+def check_nodes(
+    plan: NodePlan,
+    hosts: Hosts,
+    *,
+    started: str = "",
+    duration: float = 0.0,
+    collected_from: str = "",
+    notes: Sequence[str] = (),
+) -> SectionReport:
+    """The section report of the hosts' observations against the plan (no I/O)."""
+    return SectionReport(
+        name="nodes",
+        title=TITLE,
+        collected_from=collected_from,
+        started=started,
+        duration_seconds=duration,
+        checks=run_checks(FAMILIES, plan, hosts),
+        facts=NodesFacts(hosts=len(plan.hosts), hosts_reached=reached(plan, hosts)),
+        notes=tuple(notes),
+    )
+
+
+def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionReport:
+    """The section as the CLI runs it: the hosts through ``--inventory DIR``, else the spec's addresses."""
+    from ibprov.run.inventory import nodes_inventory
+
+    source = str(options.inventory) if options.inventory is not None else nodes_inventory(loaded)
+    return verify_nodes(loaded, AnsibleNodeCollector(source))
+
+
+SECTION = Section(name="nodes", title=TITLE, families=FAMILIES, facts_schema=SCHEMA, run=_run)

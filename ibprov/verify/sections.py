@@ -1,0 +1,166 @@
+"""The registry of verify sections, read by the CLI (its flags), the reports (the JSON schema) and the docs
+generator (the checks catalogue).
+
+A section is a package under ``ibprov/verify/`` with the same four parts: collect (commands and pure
+parsers, in :mod:`ibprov.verify.collect`), an observation (plain data), checks (pure: plan x observation ->
+findings, declared in :class:`~ibprov.verify.checking.CheckFamily`) and an entry point, a module that
+defines ``SECTION`` (a :class:`Section`). Adding a section is one :class:`SectionInfo` line here and one
+package; no other section changes.
+
+This module is import-light (the CLI reads it for ``--help`` and starts a section's :attr:`~SectionInfo.prestart`
+before it loads the spec); a section's module is imported only when it runs or is documented.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ibprov.report.model import Report, SectionReport
+    from ibprov.spec import LoadedSpec
+    from ibprov.verify.checking import Check, CheckFamily
+
+__all__ = [
+    "SECTIONS",
+    "Section",
+    "SectionInfo",
+    "Started",
+    "VerifyOptions",
+    "load_section",
+    "misplaced_options",
+    "prestart",
+    "report_schema",
+    "run_sections",
+    "section_info",
+]
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """Every option a section may read; each section declares the ones it reads (:attr:`SectionInfo.options`)."""
+
+    via: str | None = None  # fabric: run the diags on this host through Ansible
+    soak: float | None = None  # fabric: seconds between clearing and re-reading the counters
+    from_host: str | None = None  # fabric, twin only: the ibsim node the diags run as
+    synthetic_guids: bool = False  # fabric: the fabric is the twin
+    inventory: Path | None = None  # nodes: the Ansible inventory that reaches the hosts
+
+    def given(self) -> list[str]:
+        """The names of the options that differ from their defaults."""
+        default = VerifyOptions()
+        return [f.name for f in fields(self) if getattr(self, f.name) != getattr(default, f.name)]
+
+
+class Started(Protocol):
+    """What a section's prestart returns: something to close whatever happens next."""
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class SectionInfo:
+    name: str  # "fabric": the CLI flag --fabric, the report's section key
+    help: str  # the CLI flag's help
+    module: str  # the module defining SECTION
+    options: frozenset[str] = frozenset()  # the VerifyOptions fields the section reads
+    prestart: str | None = None  # "module:function" (options) -> Started | None, run before the spec loads
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section's entry point: what it checks and how it runs."""
+
+    name: str
+    title: str
+    families: tuple[CheckFamily[Any, Any], ...]
+    facts_schema: Mapping[str, Any]  # the JSON Schema of its facts in report.json
+    run: Callable[[LoadedSpec, VerifyOptions, Any], SectionReport]  # (spec, options, what prestart returned)
+
+    @property
+    def checks(self) -> tuple[Check[Any, Any], ...]:
+        from ibprov.verify.checking import catalogue
+
+        return catalogue(self.families)
+
+
+SECTIONS: tuple[SectionInfo, ...] = (
+    SectionInfo(
+        "fabric",
+        "The fabric against the plan with infiniband-diags: cabling, links, error counters, SMs, partitions, QoS.",
+        "ibprov.verify.fabric.section",
+        frozenset({"via", "soak", "from_host", "synthetic_guids"}),
+        prestart="ibprov.verify.fabric.commands:prestart",
+    ),
+    SectionInfo(
+        "nodes",
+        "Every host through Ansible: HCAs, ports, firmware, stack, memlock, IPoIB, stray SMs.",
+        "ibprov.verify.nodes.section",
+        frozenset({"inventory"}),
+    ),
+)
+
+
+def section_info(name: str) -> SectionInfo:
+    for info in SECTIONS:
+        if info.name == name:
+            return info
+    raise KeyError(f"no verify section {name!r}; known: {', '.join(i.name for i in SECTIONS)}")
+
+
+def load_section(info: SectionInfo) -> Section:
+    section = importlib.import_module(info.module).SECTION
+    if not isinstance(section, Section) or section.name != info.name:
+        raise TypeError(f"{info.module}.SECTION is not the {info.name!r} Section")
+    return section
+
+
+def _function(path: str) -> Callable[..., Any]:
+    module, _, name = path.partition(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return function
+
+
+def misplaced_options(infos: Sequence[SectionInfo], options: VerifyOptions) -> dict[str, list[str]]:
+    """Option -> the sections that read it, for every given option no selected section reads."""
+    wanted = {o for info in infos for o in info.options}
+    return {name: [i.name for i in SECTIONS if name in i.options] for name in options.given() if name not in wanted}
+
+
+def prestart(info: SectionInfo, options: VerifyOptions) -> Started | None:
+    """Start what the section can start before the spec loads (e.g. the fabric discovery)."""
+    if info.prestart is None:
+        return None
+    started: Started | None = _function(info.prestart)(options)
+    return started
+
+
+def run_sections(
+    loaded: LoadedSpec,
+    infos: Sequence[SectionInfo],
+    options: VerifyOptions,
+    started: Mapping[str, Started | None] | None = None,
+) -> Report:
+    """Run each section in order against ``loaded`` and put their reports together."""
+    from ibprov.report.model import Report, utc_now_text
+
+    stamp, t0 = utc_now_text(), time.monotonic()
+    parts = [load_section(i).run(loaded, options, (started or {}).get(i.name)) for i in infos]
+    return Report.from_sections(
+        cluster=loaded.spec.cluster.name,
+        spec=str(loaded.path) if loaded.path else "",
+        sections=parts,
+        started=stamp,
+        duration_seconds=time.monotonic() - t0,
+    )
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of report.json for every registered section."""
+    from ibprov.report.json_report import report_schema as compose
+
+    return compose({info.name: load_section(info).facts_schema for info in SECTIONS})
