@@ -28,7 +28,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="ibprov-bench-") as tmp:
             work = Path(tmp)
             t0 = time.perf_counter()
-            netfile, _configs, _hosts = write_twin(loaded, work / "files")
+            netfile, _configs, _twin = write_twin(loaded, work / "files")
             t_files = time.perf_counter() - t0
             sim = start_sim(netfile, work / "sim-only")
             t_sim = time.perf_counter() - t0 - t_files

@@ -187,6 +187,9 @@ def twin(
         result = prove(loaded, workdir or Path(tmp), timeout=timeout, verify=run_verify)
     for line in result.lines:
         click.echo(line)
+    if result.report is None:  # else the report carries them: each note is shown once
+        for note in result.notes:
+            click.echo(f"note: {note}", err=True)
     if save_ibnetdiscover is not None and result.ibnetdiscover:
         save_ibnetdiscover.write_text(result.ibnetdiscover)
         click.echo(f"saved the twin's ibnetdiscover output to {save_ibnetdiscover}")
@@ -397,6 +400,13 @@ def _section_flags(func: F) -> F:
     is_flag=True,
     help="fabric: the fabric is the twin; expect the stable synthetic GUIDs it uses where the spec has none.",
 )
+@click.option(
+    "--twin-limits",
+    metavar="FILE",
+    type=click.Path(path_type=Path, exists=True),
+    help="The fabric is the twin: judge it by what its twin-limits.json (or a directory holding it) says it "
+    "can show (implies --synthetic-guids).",
+)
 @handles_errors
 def verify(
     spec: Path,
@@ -407,6 +417,7 @@ def verify(
     junit_path: Path | None,
     from_host: str | None,
     synthetic_guids: bool,
+    twin_limits: Path | None,
     **sections: bool,
 ) -> None:
     """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section);
@@ -415,7 +426,12 @@ def verify(
 
     chosen = [i for i in SECTIONS if sections.get(f"section_{i.name}")] or list(SECTIONS)
     options = VerifyOptions(
-        via=via, soak=soak, from_host=from_host, synthetic_guids=synthetic_guids, inventory=inventory
+        via=via,
+        soak=soak,
+        from_host=from_host,
+        synthetic_guids=synthetic_guids,
+        inventory=inventory,
+        twin_limits=twin_limits,
     )
     misplaced = misplaced_options(chosen, options)
     if misplaced:

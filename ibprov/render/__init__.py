@@ -5,7 +5,8 @@ Output (deterministic, byte-identical on a re-run)::
     inventory/hosts.yml (hosts, groups, host variables), inventory/group_vars/*.yml   Ansible
     opensm/<sm host>/opensm.<device>-<port>.conf, opensm/partitions.conf,
     opensm/qos-policy.conf, opensm/node-name-map, opensm/{root,cn}-guids.conf    OpenSM
-    fabric/topology.ibnd (planned fabric, ibnetdiscover format), fabric/twin.net (ibsim)
+    fabric/topology.ibnd (planned fabric, ibnetdiscover format), fabric/twin.net (ibsim),
+    fabric/twin-limits.json (what the twin runs instead of the plan, and what it cannot show)
 """
 
 from __future__ import annotations
@@ -94,12 +95,14 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False) -> Render
     f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
     for name, text in render_sm_files(sm, "/etc/opensm", header).items():
         f[f"opensm/{name}"] = text
-    from ibprov.twin.netfile import build_twin  # here, not at the top: twin.netfile imports render.guids
+    from ibprov.twin.limits import LIMITS_FILE  # here, not at the top: the twin imports render.guids
+    from ibprov.twin.netfile import build_twin
 
     twin_book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
     f["fabric/topology.ibnd"] = build_topology_file(loaded, book)
     twin = build_twin(loaded, twin_book)
     f["fabric/twin.net"] = twin.text
+    f[f"fabric/{LIMITS_FILE}"] = twin.limits.to_json()
     out.notes += twin.notes
     out.synthetic = sorted(twin_book.synthetic | book.synthetic)
     if twin_book.synthetic and not synthetic_guids:

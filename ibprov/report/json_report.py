@@ -36,7 +36,7 @@ _FINDING = {
 
 _CHECK = {
     "type": "object",
-    "required": ["id", "section", "title", "status", "objects", "findings"],
+    "required": ["id", "section", "title", "status", "objects", "findings", "caveats"],
     "additionalProperties": False,
     "properties": {
         "id": {"type": "string", "pattern": r"^[a-z]+(\.[a-z0-9_]+)+$"},
@@ -45,6 +45,15 @@ _CHECK = {
         "status": {"enum": ["pass", "fail"]},
         "objects": _COUNT,
         "findings": _COUNT,
+        "caveats": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["object", "text"],
+                "additionalProperties": False,
+                "properties": {"object": _STR, "text": _STR},
+            },
+        },
     },
 }
 
@@ -175,6 +184,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "status": "pass" if c.passed else "fail",
                 "objects": len(c.cases()),
                 "findings": len(c.findings),
+                "caveats": [{"object": o, "text": text} for o, text in c.caveats],
             }
             for s in report.sections
             for c in s.checks

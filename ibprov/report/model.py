@@ -78,6 +78,9 @@ class CheckResult:
     title: str
     objects: tuple[str, ...]  # every object the check examined, in a stable order
     findings: tuple[Finding, ...] = ()
+    # (object, why): objects judged against something other than the plan, e.g. a link the twin runs at
+    # another rate; passing such an object does not verify the planned property
+    caveats: tuple[tuple[str, str], ...] = ()
 
     @property
     def passed(self) -> bool:

@@ -10,7 +10,8 @@ from ibprov.render import render_sm_files
 from ibprov.render.guids import GuidBook
 from ibprov.render.sm import build_sm_data
 from ibprov.spec import LoadedSpec
-from ibprov.twin.netfile import build_twin, hca_id
+from ibprov.twin.limits import LIMITS_FILE, TwinLimits
+from ibprov.twin.netfile import Twin, build_twin, hca_id
 from ibprov.twin.sim import OpenSM, SimFabric, start_sim
 
 TWIN_HEADER = "Rendered by ibprov for the fabric twin"
@@ -21,6 +22,7 @@ class TwinRun:
     sim: SimFabric
     sms: list[tuple[str, int, OpenSM]] = field(default_factory=list)  # (node, priority, process)
     sim_hosts: dict[str, str] = field(default_factory=dict)
+    limits: TwinLimits | None = None  # what this twin cannot show (also in twin-limits.json beside twin.net)
 
     @property
     def master(self) -> OpenSM:
@@ -31,14 +33,16 @@ class TwinRun:
         self.sim.stop()
 
 
-def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path], dict[str, str]]:
-    """Write twin.net and the OpenSM files (paths pointing into ``workdir``) for the twin, with synthetic
-    GUIDs where the spec has none. Returns the net file, {"node/device:port": opensm.conf}, sim hosts."""
+def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path], Twin]:
+    """Write twin.net, its limits (twin-limits.json) and the OpenSM files (paths pointing into ``workdir``)
+    for the twin, with synthetic GUIDs where the spec has none. Returns the net file,
+    {"node/device:port": opensm.conf} and the twin (its sim hosts and limits)."""
     book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
     twin = build_twin(loaded, book)
     workdir.mkdir(parents=True, exist_ok=True)
     netfile = workdir / "twin.net"
     netfile.write_text(twin.text)
+    (workdir / LIMITS_FILE).write_text(twin.limits.to_json())
     sm = build_sm_data(loaded, book)
     conf_dir = workdir / "opensm"
     conf_dir.mkdir(exist_ok=True)
@@ -52,7 +56,7 @@ def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path]
             device_port = name.removeprefix("opensm.").removesuffix(".conf")
             device, _, port = device_port.rpartition("-")
             configs[f"{host}/{device}:{port}"] = path
-    return netfile, configs, twin.sim_hosts
+    return netfile, configs, twin
 
 
 def start_twin(
@@ -66,12 +70,12 @@ def start_twin(
 ) -> TwinRun:
     """Start ibsim and (optionally) every planned OpenSM instance: the planned master first, the
     standbys once it has brought the subnet up (or ``master_timeout`` passed)."""
-    netfile, configs, sim_hosts = write_twin(loaded, workdir)
+    netfile, configs, twin = write_twin(loaded, workdir)
     if before_start is not None:
         before_start(workdir / "opensm")
     nodes = sum(len(n.hcas) for n in loaded.spec.nodes) + len(loaded.topology.switches)
     sim = start_sim(netfile, workdir / "sim", socket=socket, max_nodes=max(4096, nodes + 16))
-    run = TwinRun(sim, sim_hosts=sim_hosts)
+    run = TwinRun(sim, sim_hosts=twin.sim_hosts, limits=twin.limits)
     if not start_sms:
         return run
     try:

@@ -34,6 +34,7 @@ class ProofResult:
     problems: list[str] = field(default_factory=list)
     ibnetdiscover: str = ""  # the twin's fabric as `ibnetdiscover` printed it (input for `discover --from`)
     report: Report | None = None  # with verify=True: `verify --fabric` against the running twin
+    notes: list[str] = field(default_factory=list)  # what the twin ran instead of the plan (its limits)
 
 
 def log_failures(text: str) -> list[str]:
@@ -67,6 +68,7 @@ def prove(
     run ``verify --fabric`` from that port (``result.report``)."""
     result = ProofResult()
     run = start_twin(loaded, workdir, before_start=before_start)
+    result.notes = run.limits.notes() if run.limits is not None else []
     try:
         _prove(loaded, run, result, timeout)
         if not result.problems:
@@ -87,7 +89,7 @@ def verify_twin(loaded: LoadedSpec, run: TwinRun, host: str) -> Report:
 
     runner = LocalRunner(env=run.sim.env(host))
     try:
-        section = verify_fabric(loaded, runner, synthetic_guids=True)
+        section = verify_fabric(loaded, runner, synthetic_guids=True, twin=run.limits)
     finally:
         runner.close()
     return Report.from_sections(

@@ -10,7 +10,7 @@ examined without a finding passed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -31,6 +31,8 @@ class Check(Generic[P, Obs]):
     objects: Callable[[P, Obs], Sequence[str]]  # what the check examines (each passes unless it has a finding)
     object_kind: str = ""  # for the catalogue: what an object is ("the cable (its CA / lower-tier end)")
     severity_note: str = ""  # for the catalogue: when a finding gets another severity
+    # objects judged against something other than the plan (the twin's stand-in rate), with why
+    caveats: Callable[[P, Obs], Mapping[str, str]] | None = None
 
     def finding(
         self, obj: str, expected: str, observed: str, *, severity: Severity | None = None, fix: str | None = None
@@ -68,5 +70,6 @@ def run_checks(families: Iterable[CheckFamily[P, Obs]], plan: P, obs: Obs) -> tu
             raise AssertionError(f"{family.run.__module__}.{name} reported undeclared check ids {sorted(stray)}")
         for c in family.checks:
             mine = tuple(sorted((f for f in findings if f.check == c.id), key=lambda f: f.object))
-            results.append(CheckResult(c.id, c.title, tuple(c.objects(plan, obs)), mine))
+            caveats = tuple(sorted(c.caveats(plan, obs).items())) if c.caveats is not None else ()
+            results.append(CheckResult(c.id, c.title, tuple(c.objects(plan, obs)), mine, caveats))
     return tuple(results)

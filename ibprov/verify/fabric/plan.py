@@ -18,6 +18,7 @@ from ibprov.spec import LoadedSpec
 from ibprov.spec.model import QosTables
 from ibprov.spec.topology import PlannedLink
 from ibprov.spec.types import Endpoint
+from ibprov.twin.limits import LinkStandIn, TwinLimits
 from ibprov.verify.fabric.observation import ObservedNode, PortRef
 
 __all__ = ["Plan", "PlannedSm", "build_plan", "endpoint_name"]
@@ -57,6 +58,7 @@ class Plan:
     qos: QosTables | None  # the CA tables when QoS is on
     thresholds: Mapping[str, int]
     notes: tuple[str, ...] = ()
+    twin: TwinLimits | None = None  # the fabric is the twin: what it runs instead of the plan
     _switch_by_guid: dict[int, str] = field(default_factory=dict, repr=False)
     _ca_by_port_guid: dict[int, Endpoint] = field(default_factory=dict, repr=False)
     _hca_by_node_guid: dict[int, tuple[str, str]] = field(default_factory=dict, repr=False)
@@ -104,6 +106,10 @@ class Plan:
     def device_guid(self, end: Endpoint) -> int | None:
         """A switch's node GUID or a CA port's GUID: what identifies the device at this end."""
         return self.port_guids.get(end) if end.hca else self.switch_guids.get(end.device)
+
+    def stand_in(self, link: PlannedLink) -> LinkStandIn | None:
+        """The rate the twin runs this cable at instead of the plan's (None: the plan's, or no twin)."""
+        return self.twin.stand_in(link.a, link.b) if self.twin is not None else None
 
     def planned_ends(self) -> set[Endpoint]:
         return {e for link in self.links for e in (link.a, link.b)}
@@ -169,8 +175,11 @@ def _qos_tables(loaded: LoadedSpec) -> QosTables | None:
     )
 
 
-def build_plan(loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode] = ()) -> Plan:
-    """The plan of ``loaded``; ``fabric`` (observed nodes) fills in GUIDs the book does not know."""
+def build_plan(
+    loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode] = (), *, twin: TwinLimits | None = None
+) -> Plan:
+    """The plan of ``loaded``; ``fabric`` (observed nodes) fills in GUIDs the book does not know. ``twin``:
+    the fabric is the twin with these limits (links are judged at the rate the twin runs them)."""
     book, notes = _resolve(loaded, book, fabric)
     spec = loaded.spec
     _, hca_desc = _descriptions(loaded)
@@ -200,6 +209,7 @@ def build_plan(loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode
         qos=_qos_tables(loaded),
         thresholds=MappingProxyType({str(k): v for k, v in spec.acceptance.error_thresholds.items()}),
         notes=tuple(notes),
+        twin=twin,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ibprov.render.guids import GuidBook
 from ibprov.report.model import SectionReport, utc_now_text
 from ibprov.spec import LoadedSpec
+from ibprov.twin.limits import TwinLimits, read_limits
 from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.collect import Clock, collect
@@ -34,16 +35,18 @@ def verify_fabric(
     *,
     soak: float | None = None,
     synthetic_guids: bool = False,
+    twin: TwinLimits | None = None,
     clock: Clock | None = None,
 ) -> SectionReport:
     """Collect through ``runner`` and check against ``loaded``. ``soak`` None takes the spec's
-    acceptance.soak_seconds. ``synthetic_guids``: the fabric is the twin (its stand-in GUIDs)."""
+    acceptance.soak_seconds. ``synthetic_guids``: the fabric is the twin (its stand-in GUIDs); ``twin``:
+    what the twin runs instead of the plan (its links are judged at those rates, and the report says so)."""
     started = utc_now_text()
     t0 = time.monotonic()
     seconds = float(loaded.spec.acceptance.soak_seconds if soak is None else soak)
     obs = collect(runner, soak=seconds, qos=loaded.spec.qos.enabled, clock=clock)
     book = GuidBook.for_spec(loaded, allow_synthetic=synthetic_guids, twin=synthetic_guids)
-    plan = build_plan(loaded, book, obs.nodes.values())
+    plan = build_plan(loaded, book, obs.nodes.values(), twin=twin)
     return check_observation(
         plan,
         obs,
@@ -58,6 +61,8 @@ def check_observation(
 ) -> SectionReport:
     """The section report of one observation against the plan (no I/O)."""
     notes = list(plan.notes)
+    if plan.twin is not None:
+        notes += plan.twin.notes()
     if plan.book.synthetic:
         notes.append(f"synthetic GUIDs stand in for {len(plan.book.synthetic)} devices (twin)")
     if obs.from_port:
@@ -86,8 +91,11 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, started: Any) -> SectionRep
         runner = started
     else:
         runner = LocalRunner(env=diag_env(options))
+    twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
     try:
-        return verify_fabric(loaded, runner, soak=options.soak, synthetic_guids=options.synthetic_guids)
+        return verify_fabric(
+            loaded, runner, soak=options.soak, synthetic_guids=options.synthetic_guids or twin is not None, twin=twin
+        )
     finally:
         runner.close()
 

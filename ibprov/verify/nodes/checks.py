@@ -77,6 +77,7 @@ RATE = Check(
     "reseat or replace the cable; check the cable's and the switch port's speed; mlxlink -d DEV for details",
     _all_ports,
     object_kind="the HCA port",
+    caveats=lambda plan, hosts: _rate_caveats(plan, hosts),
 )
 FIRMWARE = Check(
     "node.firmware",
@@ -172,11 +173,20 @@ def _rate(plan: NodePlan, hosts: Hosts) -> list[Finding]:
         port = _port(hosts, p)
         if port is None or (port.state or "").upper() != "ACTIVE":
             continue  # a port that is down has no meaningful rate: node.port_state says so
+        planned = p.rate_text + (f" (the twin runs {p.twin_rate_text})" if p.twin_rate_text else "")
         if port.rate_gbps is None:
-            out.append(RATE.finding(p.name, p.rate_text, "no rate reported"))
-        elif port.rate_gbps + 0.01 < p.rate_gbps:
-            out.append(RATE.finding(p.name, p.rate_text, port.rate_text or f"{port.rate_gbps:g} Gb/s"))
+            out.append(RATE.finding(p.name, planned, "no rate reported"))
+        elif port.rate_gbps + 0.01 < p.judged_gbps:
+            out.append(RATE.finding(p.name, planned, port.rate_text or f"{port.rate_gbps:g} Gb/s"))
     return out
+
+
+def _rate_caveats(plan: NodePlan, _hosts: Hosts) -> dict[str, str]:
+    return {
+        p.name: f"planned {p.rate_text}, which the twin cannot run: judged at {p.twin_rate_text}"
+        for p in plan.ports
+        if p.twin_rate_gbps is not None
+    }
 
 
 def _firmware(plan: NodePlan, hosts: Hosts) -> list[Finding]:

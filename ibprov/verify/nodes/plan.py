@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ibprov.spec import LoadedSpec
+from ibprov.spec.types import Endpoint
 from ibprov.spec.units import data_rate_gbps
+from ibprov.twin.limits import TwinLimits
 
 __all__ = ["NodePlan", "PlannedPort", "build_node_plan"]
 
@@ -19,6 +21,13 @@ class PlannedPort:
     rate_gbps: float
     rate_text: str  # "HDR 4x (200 Gb/s)"
     firmware: str | None
+    twin_rate_gbps: float | None = None  # on the twin: the rate its cable runs at instead (twin limits)
+    twin_rate_text: str = ""  # "HDR 4x (200 Gb/s)"
+
+    @property
+    def judged_gbps(self) -> float:
+        """The rate the port is judged against: the twin's stand-in where there is one, else the plan's."""
+        return self.rate_gbps if self.twin_rate_gbps is None else self.twin_rate_gbps
 
     @property
     def name(self) -> str:
@@ -38,10 +47,12 @@ class NodePlan:
     ipoib: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # host -> interface -> "addr/prefix"
 
 
-def build_node_plan(loaded: LoadedSpec) -> NodePlan:
+def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> NodePlan:
+    """What every host should show; ``twin``: the hosts are the twin's (ports judged at its rates)."""
     from ibprov.render.inventory import ipoib_vars
 
     spec = loaded.spec
+    cables = {end: link for link in loaded.topology.links for end in (link.a, link.b)}
     ports = []
     for node in spec.nodes:
         for hca in node.hcas:
@@ -49,7 +60,13 @@ def build_node_plan(loaded: LoadedSpec) -> NodePlan:
             rate = data_rate_gbps(speed, width)
             for port in hca.ports:
                 text = f"{speed} {width} ({rate:g} Gb/s)"
-                ports.append(PlannedPort(node.name, hca.device, port, rate, text, hca.firmware))
+                cable = cables.get(Endpoint(node.name, hca.device, port))
+                stand_in = twin.stand_in(cable.a, cable.b) if twin is not None and cable is not None else None
+                twin_rate, twin_text = None, ""
+                if stand_in is not None:
+                    twin_rate = data_rate_gbps(stand_in.twin_speed, stand_in.twin_width)
+                    twin_text = f"{stand_in.twin_speed} {stand_in.twin_width} ({twin_rate:g} Gb/s)"
+                ports.append(PlannedPort(node.name, hca.device, port, rate, text, hca.firmware, twin_rate, twin_text))
     ipoib = {host: {str(i["name"]): str(i["address"]) for i in ifaces} for host, ifaces in ipoib_vars(loaded).items()}
     return NodePlan(
         cluster=spec.cluster.name,

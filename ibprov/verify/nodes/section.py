@@ -13,6 +13,7 @@ from typing import Any
 
 from ibprov.report.model import SectionReport, utc_now_text
 from ibprov.spec import LoadedSpec
+from ibprov.twin.limits import TwinLimits, read_limits
 from ibprov.verify.checking import run_checks
 from ibprov.verify.nodes.checks import FAMILIES, Hosts, reached
 from ibprov.verify.nodes.collect import AnsibleNodeCollector, NodeCollector
@@ -25,11 +26,12 @@ __all__ = ["SECTION", "TITLE", "check_nodes", "verify_nodes"]
 TITLE = "Nodes"
 
 
-def verify_nodes(loaded: LoadedSpec, collector: NodeCollector) -> SectionReport:
-    """Collect from every planned host through ``collector`` and check against ``loaded``."""
+def verify_nodes(loaded: LoadedSpec, collector: NodeCollector, *, twin: TwinLimits | None = None) -> SectionReport:
+    """Collect from every planned host through ``collector`` and check against ``loaded``; ``twin``: the
+    hosts are the twin's, judged by what it can show (and the report says what it cannot)."""
     started = utc_now_text()
     t0 = time.monotonic()
-    plan = build_node_plan(loaded)
+    plan = build_node_plan(loaded, twin=twin)
     hosts = collector.collect(plan.hosts)
     return check_nodes(
         plan,
@@ -37,6 +39,7 @@ def verify_nodes(loaded: LoadedSpec, collector: NodeCollector) -> SectionReport:
         started=started,
         duration=time.monotonic() - t0,
         collected_from=collector.where,
+        notes=[*twin.notes(), *twin.limits] if twin is not None else (),
     )
 
 
@@ -67,7 +70,8 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionRe
     from ibprov.run.inventory import nodes_inventory
 
     source = str(options.inventory) if options.inventory is not None else nodes_inventory(loaded)
-    return verify_nodes(loaded, AnsibleNodeCollector(source))
+    twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
+    return verify_nodes(loaded, AnsibleNodeCollector(source), twin=twin)
 
 
 SECTION = Section(name="nodes", title=TITLE, families=FAMILIES, facts_schema=SCHEMA, run=_run)
