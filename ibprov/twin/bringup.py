@@ -12,7 +12,7 @@ from ibprov.render.sm import build_sm_data
 from ibprov.spec import LoadedSpec
 from ibprov.twin.limits import LIMITS_FILE, TwinLimits
 from ibprov.twin.netfile import Twin, build_twin, hca_id
-from ibprov.twin.sim import OpenSM, SimFabric, start_sim
+from ibprov.twin.sim import OpenSM, SimFabric, simulator, start_sim
 
 TWIN_HEADER = "Rendered by ibprov for the fabric twin"
 
@@ -38,7 +38,8 @@ def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path]
     for the twin, with synthetic GUIDs where the spec has none. Returns the net file,
     {"node/device:port": opensm.conf} and the twin (its sim hosts and limits)."""
     book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
-    twin = build_twin(loaded, book)
+    name, speeds = simulator()  # what the ibsim this twin runs takes (measured, cached)
+    twin = build_twin(loaded, book, simulator=name, speeds=speeds)
     workdir.mkdir(parents=True, exist_ok=True)
     netfile = workdir / "twin.net"
     netfile.write_text(twin.text)

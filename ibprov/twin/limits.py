@@ -4,10 +4,13 @@ everything that judges the twin (verify's fabric and nodes sections, the proof, 
 Measured, not assumed (Debian 12: ibsim-utils 0.10-2, opensm 3.3.23, infiniband-diags 44):
 
 * **Speeds.** ibsim 0.10's net-file parser takes ``s=`` (LinkSpeedEnabled: 1 SDR, 2 DDR, 4 QDR) and ``e=``
-  (LinkSpeedExtEnabled: 1 FDR, 2 EDR, 4 HDR); ``e=8`` (NDR) is a parse error ("read_netconf: parsing
-  failed"), and XDR has no encoding there at all. FDR10 is a Mellanox vendor extension (ExtendedPortInfo)
-  that ibsim does not answer. The twin runs FDR10 links at QDR (the same 10 Gb/s lane signalling) and
-  NDR/XDR links at HDR, the fastest it has.
+  (LinkSpeedExtEnabled: 1 FDR, 2 EDR, 4 HDR); ``e=8`` (NDR) is a parse error ("is_linkspeedext_valid: bad
+  extended speed 8"), and XDR has no encoding there at all. Upstream ibsim 0.11 and later (not in Debian 12)
+  take ``e=8``: with it OpenSM 3.3.23 brings NDR links up and infiniband-diags 44 reads them as ``4xNDR`` /
+  ``2xNDR`` (measured with ibsim built from linux-rdma/ibsim at 0.12, run as ``$IBPROV_IBSIM``). The twin
+  therefore asks the ibsim it runs (:func:`ibprov.twin.sim.simulator`) which speeds it takes, and substitutes
+  only the others: FDR10, a Mellanox vendor extension (ExtendedPortInfo) that no ibsim answers, at QDR (the
+  same 10 Gb/s lane signalling); NDR and XDR at the fastest speed the simulator has.
 * **Widths.** ibsim runs every width the spec accepts: ``w=16`` gives 2X links (LinkWidthActive 2X,
   iblinkinfo ``2X``, ibnetdiscover ``2xHDR``), like 1x/4x/8x/12x. No width is substituted.
 * **Clients.** ibsim serves at most 10 client processes at once (IBSIM_MAX_CLIENTS, a compile-time
@@ -49,25 +52,44 @@ __all__ = [
 ]
 
 LIMITS_FILE = "twin-limits.json"
-SIMULATOR = "ibsim 0.10"
+SIMULATOR = "ibsim 0.10"  # Debian 12's
 MAX_CLIENTS = 10  # ibsim's IBSIM_MAX_CLIENTS
-SPEED_STAND_IN: Mapping[Speed, Speed] = {Speed.FDR10: Speed.QDR, Speed.NDR: Speed.HDR, Speed.XDR: Speed.HDR}
+_ORDER = (Speed.SDR, Speed.DDR, Speed.QDR, Speed.FDR, Speed.EDR, Speed.HDR, Speed.NDR)
+# what ibsim 0.10 takes (measured); 0.11 adds NDR; no ibsim has FDR10 or XDR
+SIM_SPEEDS: frozenset[Speed] = frozenset(_ORDER[:6])
 WIDTH_STAND_IN: Mapping[Width, Width] = {}  # measured: ibsim runs 1x, 2x, 4x, 8x and 12x
-_WHY = {
-    Speed.FDR10: "FDR10 is a Mellanox extension ibsim does not answer",
-    Speed.NDR: f"{SIMULATOR} runs speeds up to HDR",
-    Speed.XDR: f"{SIMULATOR} runs speeds up to HDR",
-}
-ALWAYS = (
-    "no RDMA data path: the twin simulates management datagrams only, so RDMA (perftest) tests are skipped",
-    "no InfiniBand kernel: no verbs device and no IPoIB interface; IPoIB is judged on its files and units",
-    f"{SIMULATOR} serves at most {MAX_CLIENTS} client processes at once (each OpenSM and diag holds one)",
-)
 
 
-def twin_rate(width: Width, speed: Speed) -> tuple[Width, Speed]:
+def _always(simulator: str) -> tuple[str, ...]:
+    return (
+        "no RDMA data path: the twin simulates management datagrams only, so RDMA (perftest) tests are skipped",
+        "no InfiniBand kernel: no verbs device and no IPoIB interface; IPoIB is judged on its files and units",
+        f"{simulator} serves at most {MAX_CLIENTS} client processes at once (each OpenSM and diag holds one)",
+    )
+
+
+ALWAYS = _always(SIMULATOR)
+
+
+def stand_in_speed(speed: Speed, speeds: frozenset[Speed] = SIM_SPEEDS) -> Speed:
+    """The speed a simulator that runs ``speeds`` runs a link planned at ``speed``."""
+    if speed in speeds:
+        return speed
+    if speed == Speed.FDR10:
+        return Speed.QDR
+    return max((s for s in speeds if s in _ORDER), key=_ORDER.index)
+
+
+def twin_rate(width: Width, speed: Speed, speeds: frozenset[Speed] = SIM_SPEEDS) -> tuple[Width, Speed]:
     """The width and speed the twin runs a link planned at ``width`` x ``speed``."""
-    return WIDTH_STAND_IN.get(width, width), SPEED_STAND_IN.get(speed, speed)
+    return WIDTH_STAND_IN.get(width, width), stand_in_speed(speed, speeds)
+
+
+def _why(planned: Speed, simulator: str, speeds: Iterable[str]) -> str:
+    if planned == Speed.FDR10:
+        return "FDR10 is a Mellanox extension ibsim does not answer"
+    known = [s for s in _ORDER if s in set(speeds)]
+    return f"{simulator} runs speeds up to {known[-1] if known else '?'}"
 
 
 def link_key(a: Endpoint | str, b: Endpoint | str) -> tuple[str, str]:
@@ -102,6 +124,8 @@ class TwinLimits:
 
     cluster: str
     links: tuple[LinkStandIn, ...] = ()  # the links the twin runs at another rate than planned
+    simulator: str = SIMULATOR
+    speeds: tuple[str, ...] = tuple(s.value for s in _ORDER if s in SIM_SPEEDS)  # what the simulator runs
     max_clients: int = MAX_CLIENTS
     containers: tuple[str, ...] = ()  # nodes with a node container; the others are simulated HCAs only
     limits: tuple[str, ...] = ALWAYS  # what no run of the twin can show
@@ -120,7 +144,7 @@ class TwinLimits:
         counts = Counter((s.planned_width, s.planned_speed, s.twin_width, s.twin_speed) for s in self.links)
         out = []
         for (pw, ps, tw, ts), n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
-            why = _WHY.get(ps, f"{SIMULATOR} cannot run it")
+            why = _why(ps, self.simulator, self.speeds)
             out.append(
                 f"{n} link{'s' if n != 1 else ''} planned {pw} {ps} run{'s' if n == 1 else ''} at {tw} {ts} "
                 f"on the twin ({why}): judged at {tw} {ts}, not verified at {pw} {ps}"
@@ -129,7 +153,8 @@ class TwinLimits:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "simulator": SIMULATOR,
+            "simulator": self.simulator,
+            "speeds": list(self.speeds),
             "cluster": self.cluster,
             "max_clients": self.max_clients,
             "containers": list(self.containers),
@@ -163,6 +188,8 @@ class TwinLimits:
         return cls(
             cluster=str(data["cluster"]),
             links=links,
+            simulator=str(data.get("simulator", SIMULATOR)),
+            speeds=tuple(data.get("speeds", ())),
             max_clients=int(data.get("max_clients", MAX_CLIENTS)),
             containers=tuple(data.get("containers", ())),
             limits=tuple(data.get("limits", ALWAYS)),
@@ -170,21 +197,32 @@ class TwinLimits:
         )
 
 
-def _stand_ins(links: Iterable[PlannedLink]) -> tuple[LinkStandIn, ...]:
+def _stand_ins(links: Iterable[PlannedLink], speeds: frozenset[Speed]) -> tuple[LinkStandIn, ...]:
     out = []
     for link in links:
-        width, speed = twin_rate(link.width, link.speed)
+        width, speed = twin_rate(link.width, link.speed, speeds)
         if (width, speed) != (link.width, link.speed):
             out.append(LinkStandIn(link_key(link.a, link.b), link.width, link.speed, width, speed))
     return tuple(out)
 
 
-def twin_limits(loaded: LoadedSpec, *, notes: Iterable[str] = (), containers: Iterable[str] = ()) -> TwinLimits:
-    """The limits of the twin of ``loaded`` (pure: the same spec always gives the same description)."""
+def twin_limits(
+    loaded: LoadedSpec,
+    *,
+    notes: Iterable[str] = (),
+    containers: Iterable[str] = (),
+    simulator: str = SIMULATOR,
+    speeds: frozenset[Speed] = SIM_SPEEDS,
+) -> TwinLimits:
+    """The limits of the twin of ``loaded`` on a simulator that runs ``speeds`` (pure: the same spec and
+    simulator always give the same description)."""
     return TwinLimits(
         cluster=loaded.spec.cluster.name,
-        links=_stand_ins(loaded.topology.links),
+        links=_stand_ins(loaded.topology.links, speeds),
+        simulator=simulator,
+        speeds=tuple(s.value for s in _ORDER if s in speeds),
         containers=tuple(containers),
+        limits=_always(simulator),
         notes_extra=tuple(notes),
     )
 

@@ -16,7 +16,7 @@ from ibprov.spec import LoadedSpec
 from ibprov.spec.topology import PlannedLink
 from ibprov.spec.types import Endpoint
 from ibprov.spec.units import Speed, Width
-from ibprov.twin.limits import TwinLimits, twin_limits, twin_rate
+from ibprov.twin.limits import SIM_SPEEDS, SIMULATOR, TwinLimits, twin_limits, twin_rate
 
 # PortInfo LinkWidthEnabled bits and LinkSpeed(Ext)Enabled bits as ibsim takes them.
 _WIDTH_CODE = {Width.X1: 1, Width.X4: 2, Width.X8: 4, Width.X12: 8, Width.X2: 16}
@@ -27,6 +27,7 @@ _SPEED_OPT = {
     Speed.FDR: "e=1",
     Speed.EDR: "e=2",
     Speed.HDR: "e=4",
+    Speed.NDR: "e=8",  # ibsim 0.11 and later
 }
 
 
@@ -49,13 +50,16 @@ class Twin:
         return self.limits.notes()
 
 
-def _link_options(link: PlannedLink) -> str:
-    width, speed = twin_rate(link.width, link.speed)
+def _link_options(link: PlannedLink, speeds: frozenset[Speed]) -> str:
+    width, speed = twin_rate(link.width, link.speed, speeds)
     return f"w={_WIDTH_CODE[width]} {_SPEED_OPT[speed]}"
 
 
-def build_twin(loaded: LoadedSpec, book: GuidBook) -> Twin:
-    """The ibsim net file of the planned fabric. GUIDs must be resolvable (use a synthetic-GUID book)."""
+def build_twin(
+    loaded: LoadedSpec, book: GuidBook, *, simulator: str = SIMULATOR, speeds: frozenset[Speed] = SIM_SPEEDS
+) -> Twin:
+    """The ibsim net file of the planned fabric, for a simulator that runs ``speeds`` (default: Debian 12's
+    ibsim 0.10). GUIDs must be resolvable (use a synthetic-GUID book)."""
     spec, topo = loaded.spec, loaded.topology
     notes: set[str] = set()
     ports: dict[str, dict[int, str]] = defaultdict(dict)
@@ -64,7 +68,7 @@ def build_twin(loaded: LoadedSpec, book: GuidBook) -> Twin:
         return hca_id(end.device, end.hca) if end.hca else switch_id(end.device)
 
     for link in topo.links:
-        opts = _link_options(link)
+        opts = _link_options(link, speeds)
         ports[node_id(link.a)][link.a.port] = f'"{node_id(link.b)}"[{link.b.port}]\t{opts}'
         ports[node_id(link.b)][link.b.port] = f'"{node_id(link.a)}"[{link.a.port}]\t{opts}'
     blocks: list[str] = []
@@ -105,7 +109,7 @@ def build_twin(loaded: LoadedSpec, book: GuidBook) -> Twin:
             f"# SYNTHETIC GUIDs (0x02... prefix) for {len(book.synthetic)} devices the spec and lock "
             "file do not name; they are not the real fabric's."
         )
-    limits = twin_limits(loaded, notes=sorted(notes))
+    limits = twin_limits(loaded, notes=sorted(notes), simulator=simulator, speeds=speeds)
     header += [f"# note: {n}" for n in limits.notes()]
     text = "\n".join(header) + "\n\n" + "\n\n".join(blocks) + "\n"
     return Twin(text, limits, sim_hosts)

@@ -6,10 +6,12 @@ it only ever stops the processes it started.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -17,18 +19,66 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ibprov.errors import CollectError
+from ibprov.spec.units import Speed
+from ibprov.twin.limits import SIM_SPEEDS, SIMULATOR
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
 READY = "Network simulator ready."
+IBSIM_ENV = "IBPROV_IBSIM"  # another ibsim binary to run the twin with (e.g. one that runs NDR)
+_NDR_PROBE = (
+    'switchguid=0x0200000000000100\nSwitch\t2 "S-probe"\t\t# "probe" enhanced port 0\n'
+    '[1]\t"H-probe"[1]\tw=2 e=8\n\ncaguid=0x0200000000000200\nCa\t1 "H-probe"\t\t# "probe"\n'
+    '[1]\t"S-probe"[1]\tw=2 e=8\n'
+)
 
 
 class SimError(CollectError):
     """The simulated fabric could not be started or used."""
 
 
+def ibsim_binary() -> str:
+    """The ibsim the twin runs: ``$IBPROV_IBSIM`` if set, else ``ibsim`` from PATH (Debian's ibsim-utils)."""
+    return os.environ.get(IBSIM_ENV) or "ibsim"
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(binary: str, _stamp: float) -> tuple[str, frozenset[Speed]]:
+    speeds = set(SIM_SPEEDS)
+    with tempfile.TemporaryDirectory(prefix="ibprov-ibsim-probe-") as tmp:
+        net = Path(tmp) / "net"
+        net.write_text(_NDR_PROBE)
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        env["IBSIM_SOCKNAME"] = f"ibprov-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        log = Path(tmp) / "log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                [binary, "-s", str(net)], env=env, cwd=tmp, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and proc.poll() is None and READY not in log.read_text(errors="replace"):
+            time.sleep(0.02)
+        if READY in log.read_text(errors="replace"):
+            speeds.add(Speed.NDR)
+        _stop(proc)
+        if proc.stdin is not None:
+            proc.stdin.close()
+    version = "ibsim 0.11+" if Speed.NDR in speeds else SIMULATOR
+    return (version if binary == "ibsim" else f"{version} ({binary})"), frozenset(speeds)
+
+
+def simulator() -> tuple[str, frozenset[Speed]]:
+    """The ibsim the twin runs, and the link speeds it takes: measured by starting it on a two-node net file
+    with an NDR link (ibsim 0.10 refuses ``e=8``; 0.11 and later run it). Cached per binary and modification time."""
+    binary = ibsim_binary()
+    path = shutil.which(binary)
+    if path is None:
+        return SIMULATOR, SIM_SPEEDS
+    return _probe(binary, os.stat(path).st_mtime)
+
+
 def sim_available() -> str | None:
     """None when ibsim, libumad2sim and opensm are installed, else what is missing."""
-    missing = [tool for tool in ("ibsim", "opensm", "ibnetdiscover", "smpquery") if shutil.which(tool) is None]
+    missing = [tool for tool in (ibsim_binary(), "opensm", "ibnetdiscover", "smpquery") if shutil.which(tool) is None]
     if not UMAD2SIM.exists():
         missing.append(str(UMAD2SIM))
     return (
@@ -167,7 +217,7 @@ def start_sim(
     output = workdir / "ibsim.log"
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD",)}
     env["IBSIM_SOCKNAME"] = socket
-    argv = ["ibsim", "-s", "-N", str(max_nodes), "-S", str(max_switches), "-P", str(max_ports), str(netfile)]
+    argv = [ibsim_binary(), "-s", "-N", str(max_nodes), "-S", str(max_switches), "-P", str(max_ports), str(netfile)]
     with open(output, "wb") as out:
         proc = subprocess.Popen(argv, env=env, cwd=workdir, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT)
     sim = SimFabric(netfile, workdir, socket, proc, output)

@@ -177,3 +177,18 @@ def test_limits_name_what_no_run_of_the_twin_can_show() -> None:
     assert any("no RDMA data path" in text for text in limits.limits)
     assert any("IPoIB is judged on its files and units" in text for text in limits.limits)
     assert limits.max_clients == 10
+
+
+def test_a_simulator_that_runs_ndr_gets_ndr_links_and_xdr_falls_back_to_ndr() -> None:
+    loaded = rack(Speed.NDR, Width.X2, nodes=2)
+    speeds = frozenset({Speed.SDR, Speed.DDR, Speed.QDR, Speed.FDR, Speed.EDR, Speed.HDR, Speed.NDR})
+    book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
+    twin = build_twin(loaded, book, simulator="ibsim 0.11+", speeds=speeds)
+    assert "w=16 e=8" in twin.text
+    assert twin.limits.links == ()
+    assert twin.limits.speeds[-1] == "NDR"
+    xdr = twin_limits(rack(Speed.XDR, Width.X4, nodes=2), simulator="ibsim 0.11+", speeds=speeds)
+    assert xdr.notes() == [
+        "2 links planned 4x XDR run at 4x NDR on the twin (ibsim 0.11+ runs speeds up to NDR): "
+        "judged at 4x NDR, not verified at 4x XDR"
+    ]
