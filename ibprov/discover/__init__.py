@@ -1,6 +1,7 @@
 """``ibprov discover``: read the fabric with ``ibnetdiscover`` and turn it into a spec or a lock file.
 
-* No spec yet: :func:`write_skeleton` writes a spec skeleton (every switch, HCA and cable, with GUIDs).
+* No spec yet: :func:`write_skeleton` writes a spec skeleton (every switch, HCA and cable, with GUIDs;
+  on a live fabric also the subnet managers found running, see :mod:`.sms`).
 * A spec: :func:`write_lock` matches the fabric to it and writes only ``<spec>.lock.yaml``;
   the spec itself is never changed.
 """
@@ -12,6 +13,7 @@ from pathlib import Path
 from ibprov.discover.found import Cable, Device, Found, found_from_text, read_saved, run_ibnetdiscover
 from ibprov.discover.match import Conflict, Matched, MatchResult, match_fabric
 from ibprov.discover.skeleton import Skeleton, build_skeleton, sanitize
+from ibprov.discover.sms import FoundSm, SmSurvey, read_live, survey_sms
 from ibprov.errors import IbprovError
 from ibprov.render.guids import LockFile
 from ibprov.spec import load_spec
@@ -21,23 +23,28 @@ __all__ = [
     "Conflict",
     "Device",
     "Found",
+    "FoundSm",
     "MatchResult",
     "Matched",
     "Skeleton",
+    "SmSurvey",
     "build_skeleton",
     "found_from_text",
     "match_fabric",
+    "read_live",
     "read_saved",
     "run_ibnetdiscover",
     "sanitize",
+    "survey_sms",
     "write_lock",
     "write_skeleton",
 ]
 
 
-def write_skeleton(spec_path: Path, found: Found, source: str) -> Skeleton:
-    """Write the skeleton spec of ``found`` to ``spec_path`` (which must not exist yet)."""
-    skeleton = build_skeleton(found, cluster=sanitize(spec_path.stem) or "discovered", source=source)
+def write_skeleton(spec_path: Path, found: Found, source: str, sms: SmSurvey | None = None) -> Skeleton:
+    """Write the skeleton spec of ``found`` to ``spec_path`` (which must not exist yet); ``sms``: the
+    subnet managers found running (None: nothing live was asked)."""
+    skeleton = build_skeleton(found, cluster=sanitize(spec_path.stem) or "discovered", source=source, sms=sms)
     try:
         with spec_path.open("x", encoding="utf-8") as out:  # never overwrite a spec
             out.write(skeleton.text)

@@ -48,6 +48,7 @@ class Found:
     devices: dict[int, Device] = field(default_factory=dict)
     cables: list[Cable] = field(default_factory=list)
     peer: dict[Port, Port] = field(default_factory=dict)
+    lids: dict[int, Port] = field(default_factory=dict)  # LID -> port (a switch's port 0) where the output says
     _used: dict[int, set[int]] | None = field(default=None, repr=False, compare=False)
 
     def of_kind(self, kind: str) -> list[Device]:
@@ -104,6 +105,9 @@ def found_from_text(text: str) -> Found:
             node.port_count,
             {p.number: p.guid for p in node.ports if p.guid is not None},
         )
+        if node.type == "SW" and node.lid:
+            found.lids[node.lid] = (node.guid, 0)
+        found.lids.update({p.lid: (node.guid, p.number) for p in node.ports if p.lid})
     for link in fabric.links:
         ends: list[Port] = []
         for end in (link.a, link.b):
@@ -126,10 +130,11 @@ def read_saved(path: Path) -> str:
         raise CollectError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def run_ibnetdiscover(timeout: float = TIMEOUT) -> str:
-    """Run ``ibnetdiscover`` on this host (with this process's environment) and return its output."""
+def run_ibnetdiscover(timeout: float = TIMEOUT, *, cache: Path | None = None) -> str:
+    """Run ``ibnetdiscover`` on this host (with this process's environment) and return its output;
+    with ``cache``, it also writes the fabric cache there (``--cache``: every port's PortInfo)."""
     tool = collector("ibnetdiscover")
-    argv = list(tool.argv())
+    argv = [*tool.argv(), *(["--cache", str(cache)] if cache is not None else [])]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:

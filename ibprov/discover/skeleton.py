@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ibprov.discover.found import Cable, Device, Found, Port
+from ibprov.discover.sms import FoundSm, SmSurvey
 from ibprov.errors import CollectError
 from ibprov.spec import load_spec_text
 from ibprov.spec.types import NAME_RE
@@ -66,6 +67,8 @@ class Skeleton:
     hcas: int
     links: int
     notes: list[str] = field(default_factory=list)
+    sms: list[str] = field(default_factory=list)  # the SMs written into subnet_manager.instances
+    sm_status: str = ""  # one line on them: "subnet managers found: ..." or why it is a placeholder
 
 
 class _Names:
@@ -147,8 +150,11 @@ class _Layout:
         return None
 
 
-def build_skeleton(found: Found, *, cluster: str = "discovered", source: str = "ibnetdiscover") -> Skeleton:
-    """The skeleton spec text, checked with the spec loader."""
+def build_skeleton(
+    found: Found, *, cluster: str = "discovered", source: str = "ibnetdiscover", sms: SmSurvey | None = None
+) -> Skeleton:
+    """The skeleton spec text, checked with the spec loader. ``sms``: the subnet managers found running
+    (None: nothing live was asked, e.g. a saved ibnetdiscover output)."""
     names = _Names()
     roles = _roles(found)
     order = {"leaf": 0, "spine": 1, "core": 2}
@@ -176,6 +182,8 @@ def build_skeleton(found: Found, *, cluster: str = "discovered", source: str = "
         for port in _hca_ports(found, dev)
         if (dev.guid, port) not in found.peer
     ]
+    sm = _sm_section(nodes, layout, found, sms or SmSurvey.not_asked())
+    notes += sm.notes
     header = [
         f"# Discovered by `ibprov discover` from {source}: {len(switches)} switches, "
         f"{sum(len(n.hcas) for n in nodes)} HCAs on {len(nodes)} nodes, {len(links)} cables.",
@@ -183,7 +191,7 @@ def build_skeleton(found: Found, *, cluster: str = "discovered", source: str = "
         "# Fill in / REVIEW before use:",
         "#   - node names, groups, address and user (names were taken from the node descriptions)",
         "#   - switch roles: guessed (leaf = cabled to hosts, spine = only to switches, core = a third level)",
-        "#   - subnet_manager: a PLACEHOLDER (one instance on the first node, minhop routing)",
+        f"#   - subnet_manager: {sm.summary}",
         "#   - partitions, ipoib, qos, acceptance: not discoverable, add them as needed",
         *(f"# note: {note}" for note in notes),
     ]
@@ -207,25 +215,114 @@ def build_skeleton(found: Found, *, cluster: str = "discovered", source: str = "
     ]
     if empty:
         body += ["  empty_ports:   # HCA ports that exist but have no cable", *(f"    - {p}" for p in empty)]
-    body += [
-        "",
-        "# REVIEW: a placeholder so that the spec validates. Put the SM(s) where they belong and pick",
-        "# the routing engine (ftree for a fat tree).",
-        "subnet_manager:",
-        "  routing_engine: minhop",
-        "  instances:",
-        f"    - {{node: {_scalar(_sm_node(nodes))}, priority: 15}}   # REVIEW",
-    ]
+    body += ["", *sm.lines]
     text = "\n".join(header) + "\n\n" + "\n".join(body) + "\n"
     load_spec_text(text, f"{cluster}.yaml")  # never hand out a skeleton that does not validate
     hcas = sum(len(n.hcas) for n in nodes)
-    return Skeleton(text, len(switches), len(nodes), hcas, len(links), notes)
+    return Skeleton(text, len(switches), len(nodes), hcas, len(links), notes, sm.found, sm.status)
 
 
 def _sm_node(nodes: list[_Node]) -> str:
     """The first node that is a host (a switch's aggregation node cannot run OpenSM)."""
     hosts = [n for n in nodes if not any(_is_aggregation_node(d) for d in n.hcas.values())]
     return (hosts or nodes)[0].name
+
+
+@dataclass
+class _SmSection:
+    summary: str  # the header's line on subnet_manager
+    lines: list[str]
+    notes: list[str]
+    found: list[str]  # "node01/mlx5_0:1 MASTER (priority 14)" per instance written
+    status: str  # one line for the console
+
+
+def _sm_section(nodes: list[_Node], layout: _Layout, found: Found, survey: SmSurvey) -> _SmSection:
+    """subnet_manager: the SMs found (node, hca, port, priority; the state in a REVIEW comment), or the
+    placeholder when none was found or nothing live could be asked."""
+    notes = list(survey.notes)
+    placed: list[tuple[FoundSm, str, str]] = []  # (SM, node, device)
+    for sm in survey.sms:
+        where = layout.hca_of.get(sm.node_guid)
+        if where is None:
+            dev = found.devices.get(sm.node_guid)
+            what = dev.label() if dev is not None else f"0x{sm.node_guid:016x}"
+            notes.append(
+                f"a subnet manager runs on port {sm.port} of {what} ({sm.describe()}): a spec places SMs on "
+                "node HCAs only, so verify will report it (sm.rogue) until it is stopped or moved to a node"
+            )
+            continue
+        placed.append((sm, *where))
+    routing = "  routing_engine: minhop   # REVIEW: OpenSM's routing engine is not visible on the fabric"
+    if not placed:
+        if not survey.asked:
+            why = "the fabric was read from a saved ibnetdiscover output, so no SM could be asked"
+        elif survey.sms:
+            why = "the subnet managers found run where a spec cannot place one (see the notes)"
+        else:
+            why = "no subnet manager was found running on the fabric"
+        return _SmSection(
+            f"a PLACEHOLDER ({why}): one instance on the first node, minhop routing",
+            [
+                f"# REVIEW: a placeholder so that the spec validates ({why}).",
+                "# Put the SM(s) where they belong and pick the routing engine (ftree for a fat tree).",
+                "subnet_manager:",
+                "  routing_engine: minhop",
+                "  instances:",
+                f"    - {{node: {_scalar(_sm_node(nodes))}, priority: 15}}   # REVIEW: a placeholder",
+            ],
+            notes,
+            [],
+            f"subnet_manager is a placeholder: {why}",
+        )
+    priorities, tie_notes = _priorities([sm for sm, _node, _dev in placed])
+    notes += tie_notes
+    lines = [
+        f"# REVIEW: the {len(placed)} subnet manager(s) found running (sminfo), with the priority each runs",
+        "# with and its state when discovered; keep the ones that belong, and pick the routing engine.",
+        "subnet_manager:",
+        routing,
+        "  instances:",
+    ]
+    summary: list[str] = []
+    for (sm, node, device), priority in zip(placed, priorities, strict=True):
+        comment = f"found {sm.state}"
+        if priority != sm.priority:
+            comment += f" with priority {sm.priority}, written as {priority} (see the notes at the top)"
+        fields = f"node: {_scalar(node)}, hca: {_scalar(device)}, port: {sm.port}, priority: {priority}"
+        lines.append(f"    - {{{fields}}}   # REVIEW: {comment}")
+        summary.append(f"{node}/{device}:{sm.port} {sm.state} (priority {sm.priority})")
+    return _SmSection(
+        "the subnet managers found running (port, priority; state in a comment), marked REVIEW; "
+        "routing engine minhop is a placeholder",
+        lines,
+        notes,
+        summary,
+        f"subnet managers found: {', '.join(summary)}",
+    )
+
+
+def _priorities(sms: list[FoundSm]) -> tuple[list[int], list[str]]:
+    """The priority to write for each SM: its own, except where several share the highest one (a spec
+    needs exactly one highest priority, so that the master is deterministic). Then the one that is MASTER
+    (else, as OpenSM elects, the lowest port GUID) keeps it and the others get one less; at priority 0
+    it gets 1 instead. The fabric runs otherwise: verify reports sm.priority until it is fixed."""
+    top = max(sm.priority for sm in sms)
+    tied = [sm for sm in sms if sm.priority == top]
+    if len(tied) < 2:
+        return [sm.priority for sm in sms], []
+    keeper = min(tied, key=lambda sm: (sm.state != "MASTER", sm.port_guid))
+    if top == 0:
+        out = [1 if sm is keeper else sm.priority for sm in sms]
+        change = f"the {keeper.state} one is written with priority 1"
+    else:
+        out = [top - 1 if sm.priority == top and sm is not keeper else sm.priority for sm in sms]
+        change = f"the {keeper.state} one keeps it and the others are written with {top - 1}"
+    note = (
+        f"{len(tied)} subnet managers run with the same highest priority {top}; a spec needs exactly one "
+        f"highest priority, so {change}: set sm_priority on the fabric to match (or fix the spec)"
+    )
+    return out, [note]
 
 
 def _hca_ports(found: Found, dev: Device) -> list[int]:

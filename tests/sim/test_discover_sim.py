@@ -40,6 +40,9 @@ def capture(tmp_path_factory: pytest.TempPathFactory) -> Capture:
     run = start_twin(plan, workdir)
     try:
         assert run.master.wait_for("SUBNET UP", 120), run.master.log_text()[-2000:]
+        for _node, _priority, sm in run.sms:
+            if sm is not run.master:  # the live skeleton records the standbys too
+                assert sm.wait_for("Entering STANDBY state", 60), sm.log_text()[-2000:]
         host = run.sim_hosts["node01/mlx5_0"]
         out = run.sim.run(["ibnetdiscover"], host)
         assert out.returncode == 0, out.stderr
@@ -104,3 +107,24 @@ def test_discover_runs_ibnetdiscover_itself_in_the_environment_it_inherits(captu
     assert capture.live.returncode == 0, capture.live.stderr
     assert "6 switches, 34 HCAs on 34 nodes, 74 links" in capture.live.stdout
     assert len(load_spec(capture.live_spec).topology.links) == 74
+
+
+def test_the_live_skeleton_has_the_planned_sms_the_twin_runs_not_a_placeholder(capture: Capture) -> None:
+    live = load_spec(capture.live_spec).spec.subnet_manager.instances
+    assert [(i.node, i.hca, i.port, i.priority) for i in live] == [("sm01", "mlx5_0", 1, 15), ("sm02", "mlx5_0", 1, 14)]
+    assert capture.live.stdout.splitlines()[-1] == (
+        "subnet managers found: sm01/mlx5_0:1 MASTER (priority 15), sm02/mlx5_0:1 STANDBY (priority 14)"
+    )
+    text = capture.live_spec.read_text()
+    assert "{node: sm02, hca: mlx5_0, port: 1, priority: 14}   # REVIEW: found STANDBY" in text
+
+
+def test_a_skeleton_from_saved_output_keeps_the_sm_placeholder_and_says_why(capture: Capture, tmp_path: Path) -> None:
+    spec = tmp_path / "found.yaml"
+    code, out, err = discover("-o", str(spec), "--from", str(capture.output))
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        "subnet_manager is a placeholder: the fabric was read from a saved ibnetdiscover output, so no SM "
+        "could be asked"
+    )
+    assert [(i.node, i.priority) for i in load_spec(spec).spec.subnet_manager.instances] == [("node01", 15)]

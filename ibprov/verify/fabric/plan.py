@@ -15,7 +15,7 @@ from types import MappingProxyType
 from ibprov.render.guids import GuidBook, LockFile, fmt_guid
 from ibprov.render.sm import expected_pkeys
 from ibprov.spec import LoadedSpec
-from ibprov.spec.model import QosTables
+from ibprov.spec.model import Hca, QosTables
 from ibprov.spec.topology import PlannedLink
 from ibprov.spec.types import Endpoint
 from ibprov.twin.limits import LinkStandIn, TwinLimits
@@ -121,8 +121,34 @@ def _descriptions(loaded: LoadedSpec) -> tuple[dict[str, str], dict[tuple[str, s
     return switches, hcas
 
 
+def _by_guid(
+    book: GuidBook, hca: Hca, node: str, device: str, cas: list[ObservedNode]
+) -> tuple[int | None, dict[int, int]] | None:
+    """None when the spec and lock file give this HCA no GUID at all (not its node's, not one port's).
+    Else it is the fabric's device with those GUIDs, and what it adds: its node GUID (when the spec names
+    only port GUIDs) and the GUIDs it shows for the ports the spec lacks. A port without a cable shows none
+    (and none is derived: node GUID + port is only the twin's numbering), which leaves the HCA identified."""
+    lock = book.lock
+    known_node = hca.node_guid or lock.hca_nodes.get((node, device))
+    known_ports = {g for p in hca.ports if (g := hca.port_guids.get(p) or lock.hca_ports.get((node, device, p)))}
+    if known_node is None and not known_ports:
+        return None
+    same = next((n for n in cas if n.guid == known_node or known_ports & _port_guids(n)), None)
+    if same is None:
+        return None, {}
+    missing = [p for p in hca.ports if book.port_guid(node, device, p) is None]
+    ports = {p: g for p in missing if (g := same.port_guid(p)) is not None}
+    return (same.guid if known_node is None else None), ports
+
+
+def _port_guids(node: ObservedNode) -> set[int]:
+    return {guid for guid, _lid in node.ports.values() if guid is not None}
+
+
 def _resolve(loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode]) -> tuple[GuidBook, list[str]]:
-    """A GuidBook that also knows the GUIDs of devices it lacked, found on the fabric by NodeDescription."""
+    """A GuidBook that also knows the GUIDs of devices it lacked, found on the fabric by NodeDescription,
+    and the port GUIDs the fabric shows for HCAs it knows by GUID. The note names only the devices that had
+    no GUID at all."""
     switch_desc, hca_desc = _descriptions(loaded)
     nodes = list(fabric)
     counts = Counter((n.type, n.description) for n in nodes)
@@ -136,9 +162,19 @@ def _resolve(loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode])
             switches[name] = found.guid
             matched.append(name)
     hcas = {(n.name, h.device): h for n in loaded.spec.nodes for h in n.hcas}
+    cas = [n for n in nodes if n.type == "CA"]
+    filled = False
     for (node, device), desc in hca_desc.items():
         hca = hcas[(node, device)]
         if all(book.port_guid(node, device, p) is not None for p in hca.ports):
+            continue
+        identified = _by_guid(book, hca, node, device, cas)
+        if identified is not None:  # the device has a GUID: it is not looked up by NodeDescription
+            node_guid, ports = identified
+            if node_guid is not None:
+                hca_nodes[(node, device)] = node_guid
+            hca_ports.update({(node, device, port): guid for port, guid in ports.items()})
+            filled = filled or node_guid is not None or bool(ports)
             continue
         found = unique.get(("CA", desc))
         if found is None:
@@ -149,10 +185,12 @@ def _resolve(loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode])
             if guid is not None:
                 hca_ports[(node, device, port)] = guid
         matched.append(f"{node}/{device}")
-    if not matched:
+    if not matched and not filled:
         return book, []
     lock = LockFile(switches, hca_nodes, hca_ports)
     resolved = GuidBook(loaded, lock, allow_synthetic=book.allow_synthetic, twin=book.twin)
+    if not matched:
+        return resolved, []
     shown = ", ".join(matched[:5]) + (f" and {len(matched) - 5} more" if len(matched) > 5 else "")
     note = (
         f"{len(matched)} device(s) have no GUID in the spec or lock file and were matched by "
