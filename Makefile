@@ -37,7 +37,7 @@ typecheck: venv
 	$(BIN)/mypy
 
 unit: venv
-	$(BIN)/pytest -q -n 2 -m 'not sim and not molecule' tests
+	$(BIN)/pytest -q -n 2 -m 'not sim and not molecule and not twin' tests
 
 sim: venv apt-sim
 	$(BIN)/pytest -q -m sim tests
@@ -47,8 +47,9 @@ molecule: venv
 	scripts/molecule.sh
 
 test: venv apt-sim lint ansible-lint typecheck
-	$(BIN)/pytest -q -n 2 -m 'not molecule' tests
+	$(BIN)/pytest -q -n 2 -m 'not molecule and not twin' tests
 	scripts/molecule.sh
+	$(BIN)/pytest -q -m twin tests
 
 # Rewrite the golden files of rendered output after an intended change (review the diff!).
 golden: venv

@@ -149,7 +149,23 @@ def render(spec: Path, out_dir: Path, check: bool, synthetic_guids: bool) -> Non
     click.echo(f"{out_dir}: {len(output.files)} files, {len(changed)} changed")
 
 
-@cli.command()
+class _TwinGroup(click.Group):
+    """``ibprov twin SPEC`` (the one-shot proof) and ``ibprov twin up|down|status|fault|heal SPEC``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["prove", *args]
+        return super().parse_args(ctx, args)
+
+
+@cli.group(cls=_TwinGroup)
+def twin() -> None:
+    """The fabric twin: `twin SPEC` proves the rendered OpenSM configuration on ibsim (one shot);
+    `twin up SPEC` builds a twin rack (ibsim + one container per node) that apply, plan and verify reach
+    with --target twin."""
+
+
+@twin.command("prove", hidden=True)
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("-w", "--workdir", type=click.Path(path_type=Path), help="Keep the twin's files here.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for SUBNET UP.")
@@ -167,7 +183,7 @@ def render(spec: Path, out_dir: Path, check: bool, synthetic_guids: bool) -> Non
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="With --verify: write report.json.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="With --verify: write junit.xml.")
 @handles_errors
-def twin(
+def twin_prove(
     spec: Path,
     workdir: Path | None,
     timeout: float,
@@ -201,6 +217,84 @@ def twin(
         _print_report(result.report, json_path, junit_path)
 
 
+@twin.command("up")
+@click.argument("spec", type=click.Path(path_type=Path))
+@handles_errors
+def twin_up(spec: Path) -> None:
+    """Build the twin rack of SPEC (or reuse the one running): ibsim and a container per node, reachable over
+    SSH; then `ibprov apply SPEC --target twin`."""
+    from ibprov.spec import load_spec
+    from ibprov.twin.rack import up
+
+    loaded = load_spec(spec)
+    state = up(loaded, say=lambda line: click.echo(line, err=True))
+    for note in state.limits.notes():
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"state, key, ssh_config, inventory: {state.path}")
+    click.echo(f"next: ibprov apply {spec} --target twin")
+
+
+@twin.command("status")
+@click.argument("spec", type=click.Path(path_type=Path))
+@handles_errors
+def twin_status(spec: Path) -> None:
+    """What of the twin rack of SPEC runs, which nodes are simulated HCAs only, and the faults injected."""
+    from ibprov.spec import load_spec
+    from ibprov.twin.rack import status
+
+    for line in status(load_spec(spec)):
+        click.echo(line)
+
+
+@twin.command("fault", context_settings={"ignore_unknown_options": True})
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.argument("kind", type=click.Choice(["unlink", "swap", "counters", "degrade", "rogue-sm", "pkey-drift"]))
+@click.argument("args", nargs=-1)
+@handles_errors
+def twin_fault(spec: Path, kind: str, args: tuple[str, ...]) -> None:
+    """Inject a fault that verify must find into the twin rack of SPEC:
+
+    \b
+      unlink END             pull the cable at END (leaf01:3 or node01/mlx5_0:1)
+      swap A B               exchange the far ends of the cables at A and B
+      counters END [N=V ...] set error counters (default SymbolErrorCounter=500)
+      degrade END width=1x   retrain the link narrower (or speed=EDR: slower)
+      rogue-sm NODE          start an OpenSM on NODE's HCA
+      pkey-drift NODE        put NODE's port into an unplanned partition
+    """
+    from ibprov.spec import load_spec
+    from ibprov.twin.faults import inject
+    from ibprov.twin.rack import load_state
+
+    loaded = load_spec(spec)
+    click.echo(inject(load_state(loaded), loaded, kind, args))
+
+
+@twin.command("heal")
+@click.argument("spec", type=click.Path(path_type=Path))
+@handles_errors
+def twin_heal(spec: Path) -> None:
+    """Undo every fault injected into the twin rack of SPEC, newest first."""
+    from ibprov.spec import load_spec
+    from ibprov.twin.faults import heal
+    from ibprov.twin.rack import load_state
+
+    healed = heal(load_state(load_spec(spec)))
+    click.echo("\n".join(f"healed: {h}" for h in healed) if healed else "nothing to heal")
+
+
+@twin.command("down")
+@click.argument("spec", type=click.Path(path_type=Path))
+@handles_errors
+def twin_down(spec: Path) -> None:
+    """Remove the twin rack of SPEC: its containers, network, key and files, nothing else."""
+    from ibprov.spec import load_spec
+    from ibprov.twin.rack import down
+
+    removed = down(load_spec(spec))
+    click.echo(f"removed {len(removed)}: {', '.join(removed)}" if removed else "nothing to remove")
+
+
 def _apply_options(func: F) -> F:
     for option in reversed(
         [
@@ -214,6 +308,11 @@ def _apply_options(func: F) -> F:
             click.option("--tags", help="Only tasks with these tags."),
             click.option("--skip-tags", help="Not the tasks with these tags (e.g. molecule-notest in containers)."),
             click.option("--untuned", is_flag=True, help="Plain ansible-playbook defaults (for comparison)."),
+            click.option(
+                "--target",
+                type=click.Choice(["twin"]),
+                help="Run against the twin rack (`ibprov twin up SPEC`) instead of the spec's hosts.",
+            ),
         ]
     ):
         func = option(func)
@@ -228,6 +327,7 @@ def _run_apply(
     tags: str | None,
     skip_tags: str | None,
     untuned: bool,
+    target: str | None,
     check: bool,
     diff: bool,
 ) -> None:
@@ -239,6 +339,12 @@ def _run_apply(
 
     loaded = load_spec(spec)
     directory = run_dir or Path(".ibprov") / loaded.spec.cluster.name
+    where = None
+    if target == "twin":
+        from ibprov.twin.rack import apply_target, load_state
+
+        where = apply_target(load_state(loaded))
+        directory = run_dir or Path(".ibprov") / "twin-runs" / loaded.spec.cluster.name
     with Live(console=err_console, transient=True, refresh_per_second=8) as live:
 
         def show(p: Progress) -> None:
@@ -254,6 +360,7 @@ def _run_apply(
             skip_tags=skip_tags,
             tuned=not untuned,
             on_progress=show,
+            target=where,
         )
     for host, task, text in result.diffs:
         out_console.print(f"[bold]--- {host}: {task}[/]")
@@ -305,22 +412,28 @@ def plan(spec: Path, **options: Any) -> None:
 )
 @handles_errors
 def discover(spec: Path, source: Path | None) -> None:
-    """Discover the fabric: write a spec skeleton, or match an existing SPEC and write SPEC's lock file.
+    """Discover the fabric: write a spec skeleton (with the subnet managers found running, when the fabric
+    is live), or match an existing SPEC and write SPEC's lock file.
 
     Exit 0 when every device matched, 1 when something did not (the lock file holds what did),
     2 on spec errors, 3 when ibnetdiscover cannot run or its output cannot be read.
     """
-    from ibprov.discover import found_from_text, read_saved, run_ibnetdiscover, write_lock, write_skeleton
+    from ibprov.discover import SmSurvey, found_from_text, read_live, read_saved, write_lock, write_skeleton
 
-    found = found_from_text(read_saved(source) if source else run_ibnetdiscover())
-    if not spec.exists():
-        skeleton = write_skeleton(spec, found, source.name if source else "ibnetdiscover")
+    skeleton_wanted = not spec.exists()
+    if source:
+        found, sms = found_from_text(read_saved(source)), SmSurvey.not_asked()
+    else:  # the SMs only for a skeleton: the lock file holds GUIDs alone
+        found, sms = read_live(sms=skeleton_wanted)
+    if skeleton_wanted:
+        skeleton = write_skeleton(spec, found, source.name if source else "ibnetdiscover", sms)
         for note in skeleton.notes:
             click.echo(f"note: {note}", err=True)
         click.echo(
             f"wrote {spec}: {skeleton.switches} switches, {skeleton.hcas} HCAs on {skeleton.nodes} nodes, "
             f"{skeleton.links} links; review the lines marked REVIEW"
         )
+        click.echo(skeleton.sm_status)
         return
     lock_path, result = write_lock(spec, found)
     for line in result.lines():
@@ -401,6 +514,11 @@ def _section_flags(func: F) -> F:
     help="fabric: the fabric is the twin; expect the stable synthetic GUIDs it uses where the spec has none.",
 )
 @click.option(
+    "--target",
+    type=click.Choice(["twin"]),
+    help="Verify the twin rack (`ibprov twin up SPEC`): its fabric and its node containers.",
+)
+@click.option(
     "--twin-limits",
     metavar="FILE",
     type=click.Path(path_type=Path, exists=True),
@@ -418,6 +536,7 @@ def verify(
     from_host: str | None,
     synthetic_guids: bool,
     twin_limits: Path | None,
+    target: str | None,
     **sections: bool,
 ) -> None:
     """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section);
@@ -432,6 +551,7 @@ def verify(
         synthetic_guids=synthetic_guids,
         inventory=inventory,
         twin_limits=twin_limits,
+        target=target,
     )
     misplaced = misplaced_options(chosen, options)
     if misplaced:

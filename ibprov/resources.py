@@ -20,3 +20,8 @@ def roles_dir() -> Path:
 
 def playbooks_dir() -> Path:
     return _find("playbooks")
+
+
+def images_dir() -> Path:
+    """The container images' build scripts (images/ensure-images.sh, containers.conf)."""
+    return _find("images")

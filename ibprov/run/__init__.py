@@ -6,7 +6,7 @@ the hosts that failed are remembered in the run directory so ``--limit @failed``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,9 +131,26 @@ def read_failed(run_dir: Path) -> list[str]:
     return [h for h in path.read_text().split() if h] if path.is_file() else []
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where apply runs when it is not the spec's own hosts: e.g. the twin rack's containers."""
+
+    name: str  # "twin"
+    inventory: Path  # an inventory that overrides the rendered one's connection variables
+    hosts: tuple[str, ...]  # the hosts that exist there (the others are left out with --limit)
+    skip_tags: tuple[str, ...] = ()  # tasks that cannot run there (e.g. kernel modules in a container)
+    synthetic_guids: bool = False  # render with the target's stand-in GUIDs where the spec has none
+
+
+def _limit(hosts: Sequence[str], limit: str | None) -> str:
+    """``hosts`` as an Ansible limit, intersected with the user's ``limit``."""
+    base = ",".join(hosts)
+    return f"{base},&{limit}" if limit else base
+
+
 def run_playbook(
     playbook: Path,
-    inventory: Path,
+    inventory: Path | Sequence[Path],
     run_dir: Path,
     *,
     roles_path: Path,
@@ -163,7 +180,7 @@ def run_playbook(
     if tuned:
         # an absolute path survives ansible-runner's join with the per-run artifact dir: facts persist
         settings = {"fact_cache_type": "jsonfile", "fact_cache": str((run_dir / "fact-cache").resolve())}
-        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str(run_dir / "cp")
+        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str((run_dir / "cp").resolve())
     cmdline = " ".join(x for x in ("--check" if check else "", "--diff" if diff else "") if x)
     events = _Events(hosts_total, on_progress)
     runner = start(
@@ -173,7 +190,7 @@ def run_playbook(
         project_dir=str(playbook.parent.resolve()),
         playbook=playbook.name,
         settings=settings,
-        inventory=str(inventory),
+        inventory=str(inventory) if isinstance(inventory, Path) else [str(p.resolve()) for p in inventory],
         envvars=ansible_env({**env, **(extra_env or {})}, tuned=tuned),
         cmdline=cmdline or None,
         limit=limit,
@@ -193,6 +210,18 @@ def run_playbook(
     return result
 
 
+def missing_secrets(loaded: Any, environ: Mapping[str, str]) -> list[str]:
+    """The spec's ``env:VARIABLE`` secret references whose variable is not set: Ansible would fail on them
+    with its output hidden (no_log), so apply names them first."""
+    sm = loaded.spec.subnet_manager
+    refs = [(f"subnet_manager.{name}", getattr(sm, name)) for name in ("sm_key", "m_key")]
+    return [
+        f"{where}: {ref} is not set in the environment"
+        for where, ref in refs
+        if isinstance(ref, str) and ref.startswith("env:") and not environ.get(ref.removeprefix("env:"))
+    ]
+
+
 def apply_spec(
     loaded: Any,
     run_dir: Path,
@@ -204,17 +233,29 @@ def apply_spec(
     skip_tags: str | None = None,
     tuned: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
+    target: Target | None = None,
 ) -> RunResult:
-    """Render ``loaded`` (a LoadedSpec) into ``run_dir/rendered`` and run the site playbook on it."""
+    """Render ``loaded`` (a LoadedSpec) into ``run_dir/rendered`` and run the site playbook on it; with a
+    ``target``, on the target's hosts through its inventory."""
+    import os
+
     from ibprov.render import render_files, write_tree
     from ibprov.resources import playbooks_dir, roles_dir
 
-    output = render_files(loaded)
+    missing = missing_secrets(loaded, os.environ)
+    if missing:
+        raise IbprovError("; ".join(missing) + " (export it, or refer to a vault: variable)")
+    output = render_files(loaded, synthetic_guids=target is not None and target.synthetic_guids)
     rendered = run_dir / "rendered"
     write_tree(rendered, output.files)
+    inventory: list[Path] = [rendered / "inventory"]
+    if target is not None:
+        inventory.append(target.inventory)
+        limit = _limit(target.hosts, limit)
+        skip_tags = ",".join(x for x in (skip_tags, *target.skip_tags) if x)
     return run_playbook(
         playbooks_dir() / "site.yml",
-        rendered / "inventory",
+        inventory,
         run_dir / "runner",
         roles_path=roles_dir(),
         check=check,
@@ -223,6 +264,6 @@ def apply_spec(
         tags=tags,
         skip_tags=skip_tags,
         tuned=tuned,
-        hosts_total=len(loaded.spec.nodes),
+        hosts_total=len(target.hosts) if target is not None else len(loaded.spec.nodes),
         on_progress=on_progress,
     )

@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 LIMITS_FILE = "twin-limits.json"
+DEVICE_NAME = "ibsim0"  # the device name libumad2sim gives the simulated HCA
 SIMULATOR = "ibsim 0.10"  # Debian 12's
 MAX_CLIENTS = 10  # ibsim's IBSIM_MAX_CLIENTS
 _ORDER = (Speed.SDR, Speed.DDR, Speed.QDR, Speed.FDR, Speed.EDR, Speed.HDR, Speed.NDR)
@@ -130,6 +131,11 @@ class TwinLimits:
     containers: tuple[str, ...] = ()  # nodes with a node container; the others are simulated HCAs only
     limits: tuple[str, ...] = ALWAYS  # what no run of the twin can show
     notes_extra: tuple[str, ...] = field(default=())  # other things the twin changes (e.g. port GUIDs)
+    # on a node container: umad2sim shows the node's one simulated HCA (its first) under this name
+    device_name: str = DEVICE_NAME
+    # judged on their configuration files: a container cannot raise RLIMIT_MEMLOCK (runc: "error setting
+    # rlimit type 7: operation not permitted", measured), and without an IB kernel there is no ib0
+    judged_on_files: tuple[str, ...] = ("memlock", "ipoib")
 
     def stand_in(self, a: Endpoint | str, b: Endpoint | str) -> LinkStandIn | None:
         return self._index.get(link_key(a, b))
@@ -160,6 +166,8 @@ class TwinLimits:
             "containers": list(self.containers),
             "limits": list(self.limits),
             "notes": list(self.notes_extra),
+            "device_name": self.device_name,
+            "judged_on_files": list(self.judged_on_files),
             "links": [
                 {
                     "ends": list(s.ends),
@@ -194,6 +202,8 @@ class TwinLimits:
             containers=tuple(data.get("containers", ())),
             limits=tuple(data.get("limits", ALWAYS)),
             notes_extra=tuple(data.get("notes", ())),
+            device_name=str(data.get("device_name", DEVICE_NAME)),
+            judged_on_files=tuple(data.get("judged_on_files", ("memlock", "ipoib"))),
         )
 
 

@@ -50,6 +50,7 @@ class VerifyOptions:
     synthetic_guids: bool = False  # fabric: the fabric is the twin
     inventory: Path | None = None  # nodes: the Ansible inventory that reaches the hosts
     twin_limits: Path | None = None  # the fabric is the twin: its twin-limits.json (or the directory)
+    target: str | None = None  # "twin": the twin rack (`ibprov twin up`) instead of the spec's hosts
 
     def given(self) -> list[str]:
         """The names of the options that differ from their defaults."""
@@ -94,14 +95,14 @@ SECTIONS: tuple[SectionInfo, ...] = (
         "fabric",
         "The fabric against the plan with infiniband-diags: cabling, links, error counters, SMs, partitions, QoS.",
         "ibprov.verify.fabric.section",
-        frozenset({"via", "soak", "from_host", "synthetic_guids", "twin_limits"}),
+        frozenset({"via", "soak", "from_host", "synthetic_guids", "twin_limits", "target"}),
         prestart="ibprov.verify.fabric.commands:prestart",
     ),
     SectionInfo(
         "nodes",
         "Every host through Ansible: HCAs, ports, firmware, stack, memlock, IPoIB, stray SMs.",
         "ibprov.verify.nodes.section",
-        frozenset({"inventory", "twin_limits"}),
+        frozenset({"inventory", "twin_limits", "target"}),
     ),
 )
 

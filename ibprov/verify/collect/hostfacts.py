@@ -15,6 +15,8 @@ __all__ = [
     "parse_ib_facts",
     "parse_ip_addr",
     "parse_memlock",
+    "parse_memlock_config",
+    "parse_networkd",
     "parse_opensm",
     "parse_probe",
     "parse_rate",
@@ -27,6 +29,8 @@ PROBE_SCRIPT = "\n".join(
         f"echo '{MARK}memlock'; ulimit -l",
         f"echo '{MARK}opensm'; systemctl is-active 'ib-opensm@*' opensm 2>/dev/null; pgrep -a opensm",
         f"echo '{MARK}ip'; ip -j addr",
+        f"echo '{MARK}limits'; cat /etc/security/limits.conf /etc/security/limits.d/*.conf 2>/dev/null",
+        f"echo '{MARK}networkd'; grep -H -E '^(Name|Address)=' /etc/systemd/network/*.network 2>/dev/null",
         f"echo '{MARK}stack'; dpkg-query -W -f '${{Version}}' rdma-core 2>/dev/null"
         " || rpm -q --qf '%{VERSION}' rdma-core 2>/dev/null",
         "exit 0",
@@ -94,6 +98,34 @@ def parse_memlock(text: str) -> str | None:
     """``ulimit -l`` -> "unlimited" or the number it printed; None when it printed nothing useful."""
     word = text.strip().splitlines()[0].strip() if text.strip() else ""
     return word if word == "unlimited" or word.isdigit() else None
+
+
+def parse_memlock_config(text: str) -> str | None:
+    """The memlock limit the PAM limits files give every user (domain ``*``): "unlimited" or a number of
+    KiB when soft and hard agree (the last line of each wins, as pam_limits reads them), else None."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) == 4 and words[0] == "*" and words[2] == "memlock":
+            kinds = ("soft", "hard") if words[1] == "-" else (words[1],)
+            for kind in kinds:
+                values[kind] = "unlimited" if words[3] in ("unlimited", "infinity", "-1") else words[3]
+    soft, hard = values.get("soft"), values.get("hard")
+    return soft if soft is not None and soft == hard else None
+
+
+def parse_networkd(text: str) -> dict[str, tuple[str, ...]]:
+    """``grep -H '^(Name|Address)=' *.network`` -> interface -> the addresses its files configure."""
+    names: dict[str, str] = {}
+    addresses: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        path, _, setting = line.partition(":")
+        key, _, value = setting.partition("=")
+        if key == "Name":
+            names[path] = value.strip()
+        elif key == "Address":
+            addresses.setdefault(path, []).append(value.strip())
+    return {names[p]: tuple(addresses.get(p, ())) for p in names}
 
 
 def parse_opensm(text: str) -> tuple[str, ...]:

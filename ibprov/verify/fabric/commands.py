@@ -23,8 +23,9 @@ def diag_env(options: VerifyOptions) -> Mapping[str, str] | None:
 
 
 def prestart(options: VerifyOptions) -> LocalRunner | None:
-    """Local verify: a runner that has started the discovery (it needs no spec). ``--via``: nothing."""
-    if options.via is not None:
+    """Local verify: a runner that has started the discovery (it needs no spec). ``--via``, ``--target``:
+    nothing (where the diags run depends on the spec)."""
+    if options.via is not None or options.target is not None:
         return None
     runner = LocalRunner(env=diag_env(options))
     runner.prefetch(DISCOVER)

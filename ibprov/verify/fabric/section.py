@@ -85,13 +85,18 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, started: Any) -> SectionRep
     from ibprov.run.inventory import host_inventory
 
     runner: Runner
-    if options.via is not None:
+    twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
+    if options.target == "twin":  # the twin rack: diags on this host as one of its HCAs (ibsim remote mode)
+        from ibprov.twin.rack import load_state
+
+        state = load_state(loaded)
+        runner, twin = LocalRunner(env=state.diag_env(state.probe_host())), state.limits
+    elif options.via is not None:
         runner = AnsibleRunner(options.via, host_inventory(loaded, options.via), env=diag_env(options))
     elif isinstance(started, LocalRunner):
         runner = started
     else:
         runner = LocalRunner(env=diag_env(options))
-    twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
     try:
         return verify_fabric(
             loaded, runner, soak=options.soak, synthetic_guids=options.synthetic_guids or twin is not None, twin=twin

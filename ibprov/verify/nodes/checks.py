@@ -61,6 +61,7 @@ HCA_MISSING = Check(
     "modprobe mlx5_ib); the device name in the spec",
     _all_ports,
     object_kind="the HCA port (`node01 mlx5_0 port 1`)",
+    caveats=lambda plan, hosts: _device_caveats(plan, hosts),
 )
 PORT_STATE = Check(
     "node.port_state",
@@ -69,6 +70,7 @@ PORT_STATE = Check(
     "check the cable and the switch port (ibstat); ACTIVE needs a running master SM (verify --fabric)",
     _all_ports,
     object_kind="the HCA port",
+    caveats=lambda plan, hosts: _device_caveats(plan, hosts),
 )
 RATE = Check(
     "node.rate",
@@ -102,6 +104,7 @@ MEMLOCK = Check(
     "re-apply the ib_stack role (ib_stack_memlock: unlimited, in /etc/security/limits.d), then log in again",
     _all_hosts,
     object_kind="the host",
+    caveats=lambda plan, hosts: _memlock_caveats(plan, hosts),
 )
 IPOIB = Check(
     "node.ipoib",
@@ -110,6 +113,7 @@ IPOIB = Check(
     "re-apply the ib_ipoib role; check `ip addr` and the interface's parent and PKey",
     _ipoib_hosts,
     object_kind="`host interface`",
+    caveats=lambda plan, hosts: _ipoib_caveats(plan, hosts),
 )
 STRAY_SM = Check(
     "node.stray_sm",
@@ -137,21 +141,34 @@ def _hca_missing(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     out = []
     for p in plan.ports:
         obs = _reached(hosts, p.host)
-        if obs is None:
+        if obs is None or p.hidden:
             continue
-        dev = obs.devices.get(p.device)
+        dev = obs.devices.get(p.device_on_host)
         if dev is None:
             seen = ", ".join(sorted(obs.devices)) or "no RDMA device"
-            out.append(HCA_MISSING.finding(p.name, f"{p.device} present", f"no {p.device} ({seen})"))
+            planned = p.device + (f" (as {p.seen_as} on the twin)" if p.seen_as else "")
+            out.append(HCA_MISSING.finding(p.name, f"{planned} present", f"no {p.device_on_host} ({seen})"))
         elif p.port not in dev.ports:
             seen = ", ".join(map(str, sorted(dev.ports))) or "none"
             out.append(HCA_MISSING.finding(p.name, f"port {p.port} present", f"{p.device} has ports {seen}"))
     return out
 
 
+def _device_caveats(plan: NodePlan, _hosts: Hosts) -> dict[str, str]:
+    out = {}
+    for p in plan.ports:
+        if p.hidden:
+            out[p.name] = "the twin attaches one simulated HCA per node container: this one is not on the host"
+        elif p.seen_as:
+            out[p.name] = f"the twin's simulated HCA is named {p.seen_as}: judged as {p.device}"
+    return out
+
+
 def _port(hosts: Hosts, p: PlannedPort) -> PortFacts | None:
     obs = _reached(hosts, p.host)
-    dev = obs.devices.get(p.device) if obs is not None else None
+    if p.hidden:
+        return None
+    dev = obs.devices.get(p.device_on_host) if obs is not None else None
     return dev.ports.get(p.port) if dev is not None else None
 
 
@@ -194,7 +211,7 @@ def _firmware(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     seen: dict[tuple[str, str], str] = {}  # (host, device) -> fw, for devices the spec names no version for
     for p in plan.ports:
         obs = _reached(hosts, p.host)
-        dev = obs.devices.get(p.device) if obs is not None else None
+        dev = obs.devices.get(p.device_on_host) if obs is not None and not p.hidden else None
         if dev is None or (p.host, p.device) in seen:
             continue
         fw = dev.fw_ver or "unknown"
@@ -249,12 +266,25 @@ def _stack(plan: NodePlan, hosts: Hosts) -> list[Finding]:
 
 def _memlock(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     out = []
+    files = "memlock" in plan.on_files
     for host in plan.hosts:
         obs = _reached(hosts, host)
-        if obs is not None and obs.memlock != "unlimited":
-            shown = f"{obs.memlock} KiB" if obs.memlock else "unknown (ulimit -l printed nothing)"
+        if obs is None:
+            continue
+        value = obs.memlock_configured if files else obs.memlock
+        if value != "unlimited":
+            shown = f"{value} KiB" if value else "unknown (ulimit -l printed nothing)"
+            if files:
+                shown = f"{value} KiB in the limits files" if value else "no memlock line for * in the limits files"
             out.append(MEMLOCK.finding(host, "memlock unlimited", shown))
     return out
+
+
+def _memlock_caveats(plan: NodePlan, _hosts: Hosts) -> dict[str, str]:
+    if "memlock" not in plan.on_files:
+        return {}
+    why = "the twin's containers cannot raise RLIMIT_MEMLOCK: judged on /etc/security/limits.d"
+    return dict.fromkeys(plan.hosts, why)
 
 
 def _ipoib(plan: NodePlan, hosts: Hosts) -> list[Finding]:
@@ -263,14 +293,24 @@ def _ipoib(plan: NodePlan, hosts: Hosts) -> list[Finding]:
         obs = _reached(hosts, host)
         if obs is None:
             continue
+        files = "ipoib" in plan.on_files
+        seen = obs.ipoib_configured if files else obs.addresses
+        where = " in the networkd files" if files else ""
         for iface, address in plan.ipoib.get(host, {}).items():
             obj = f"{host} {iface}"
-            if iface not in obs.addresses:
-                out.append(IPOIB.finding(obj, f"{iface} with {address}", f"no interface {iface}"))
-            elif address not in obs.addresses[iface]:
-                have = ", ".join(obs.addresses[iface]) or "no address"
-                out.append(IPOIB.finding(obj, f"{iface} with {address}", f"{iface} with {have}"))
+            if iface not in seen:
+                out.append(IPOIB.finding(obj, f"{iface} with {address}", f"no interface {iface}{where}"))
+            elif address not in seen[iface]:
+                have = ", ".join(seen[iface]) or "no address"
+                out.append(IPOIB.finding(obj, f"{iface} with {address}", f"{iface} with {have}{where}"))
     return out
+
+
+def _ipoib_caveats(plan: NodePlan, hosts: Hosts) -> dict[str, str]:
+    if "ipoib" not in plan.on_files:
+        return {}
+    why = "no IB kernel on the twin (no ib0): judged on the systemd-networkd files"
+    return dict.fromkeys(_ipoib_hosts(plan, hosts), why)
 
 
 def _stray_sm(plan: NodePlan, hosts: Hosts) -> list[Finding]:

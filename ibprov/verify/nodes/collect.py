@@ -17,6 +17,8 @@ from ibprov.verify.collect.hostfacts import (
     parse_ib_facts,
     parse_ip_addr,
     parse_memlock,
+    parse_memlock_config,
+    parse_networkd,
     parse_opensm,
     parse_probe,
     parse_stack_version,
@@ -57,6 +59,8 @@ def observe_host(host: str, facts_done: HostOutcome | None, probe_done: HostOutc
         opensm=parse_opensm(sections.get("opensm", "")),
         addresses=parse_ip_addr(sections.get("ip", "")),
         stack_version=parse_stack_version(sections.get("stack", "")),
+        memlock_configured=parse_memlock_config(sections.get("limits", "")),
+        ipoib_configured=parse_networkd(sections.get("networkd", "")),
     )
 
 

@@ -32,6 +32,8 @@ class HostObservation:
     opensm: tuple[str, ...] = ()  # evidence that OpenSM runs (active units, pgrep lines); empty: not running
     addresses: dict[str, tuple[str, ...]] = field(default_factory=dict)  # interface -> ["10.0.0.1/24", ...]
     stack_version: str | None = None
+    memlock_configured: str | None = None  # what the PAM limits files give every user (the twin judges this)
+    ipoib_configured: dict[str, tuple[str, ...]] = field(default_factory=dict)  # systemd-networkd files
 
     @property
     def reachable(self) -> bool:

@@ -23,6 +23,12 @@ class PlannedPort:
     firmware: str | None
     twin_rate_gbps: float | None = None  # on the twin: the rate its cable runs at instead (twin limits)
     twin_rate_text: str = ""  # "HDR 4x (200 Gb/s)"
+    seen_as: str = ""  # the device name the host shows it under, when not ``device`` (the twin's ibsim0)
+    hidden: bool = False  # the host cannot show it at all (a node container sees only its first HCA)
+
+    @property
+    def device_on_host(self) -> str:
+        return self.seen_as or self.device
 
     @property
     def judged_gbps(self) -> float:
@@ -45,17 +51,22 @@ class NodePlan:
     sm_hosts: frozenset[str] = frozenset()
     stack_version: str | None = None
     ipoib: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # host -> interface -> "addr/prefix"
+    on_files: frozenset[str] = frozenset()  # what is judged on its configuration files (the twin: memlock, ipoib)
 
 
 def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> NodePlan:
-    """What every host should show; ``twin``: the hosts are the twin's (ports judged at its rates)."""
+    """What every host should show; ``twin``: the hosts are the twin's (ports judged at its rates; only the
+    nodes it gave a container are hosts, the others are simulated HCAs with nothing to log in to)."""
     from ibprov.render.inventory import ipoib_vars
 
     spec = loaded.spec
     cables = {end: link for link in loaded.topology.links for end in (link.a, link.b)}
+    nodes = [n for n in spec.nodes if twin is None or not twin.containers or n.name in twin.containers]
     ports = []
-    for node in spec.nodes:
-        for hca in node.hcas:
+    for node in nodes:
+        for index, hca in enumerate(node.hcas):
+            seen_as = twin.device_name if twin is not None and twin.containers else ""
+            hidden = bool(seen_as) and index > 0
             speed, width = hca.speed or spec.fabric.speed, hca.width or spec.fabric.width
             rate = data_rate_gbps(speed, width)
             for port in hca.ports:
@@ -66,14 +77,24 @@ def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> No
                 if stand_in is not None:
                     twin_rate = data_rate_gbps(stand_in.twin_speed, stand_in.twin_width)
                     twin_text = f"{stand_in.twin_speed} {stand_in.twin_width} ({twin_rate:g} Gb/s)"
-                ports.append(PlannedPort(node.name, hca.device, port, rate, text, hca.firmware, twin_rate, twin_text))
-    ipoib = {host: {str(i["name"]): str(i["address"]) for i in ifaces} for host, ifaces in ipoib_vars(loaded).items()}
+                ports.append(
+                    PlannedPort(
+                        node.name, hca.device, port, rate, text, hca.firmware, twin_rate, twin_text, seen_as, hidden
+                    )
+                )
+    names = {n.name for n in nodes}
+    ipoib = {
+        host: {str(i["name"]): str(i["address"]) for i in ifaces}
+        for host, ifaces in ipoib_vars(loaded).items()
+        if host in names
+    }
     return NodePlan(
         cluster=spec.cluster.name,
         spec=str(loaded.path) if loaded.path else "",
-        hosts=tuple(n.name for n in spec.nodes),
+        hosts=tuple(n.name for n in nodes),
         ports=tuple(ports),
         sm_hosts=frozenset(i.node for i in spec.subnet_manager.instances),
         stack_version=spec.stack.version,
         ipoib=ipoib,
+        on_files=frozenset(twin.judged_on_files) if twin is not None else frozenset(),
     )

@@ -39,8 +39,19 @@ def verify_nodes(loaded: LoadedSpec, collector: NodeCollector, *, twin: TwinLimi
         started=started,
         duration=time.monotonic() - t0,
         collected_from=collector.where,
-        notes=[*twin.notes(), *twin.limits] if twin is not None else (),
+        notes=_twin_notes(loaded, twin) if twin is not None else (),
     )
+
+
+def _twin_notes(loaded: LoadedSpec, twin: TwinLimits) -> list[str]:
+    notes = [*twin.notes(), *twin.limits]
+    boxless = [n.name for n in loaded.spec.nodes if twin.containers and n.name not in twin.containers]
+    if boxless:
+        notes.append(
+            f"{len(boxless)} node(s) are simulated HCAs only on the twin (no container), not checked: "
+            + ", ".join(boxless)
+        )
+    return notes
 
 
 def check_nodes(
@@ -69,8 +80,13 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionRe
     """The section as the CLI runs it: the hosts through ``--inventory DIR``, else the spec's addresses."""
     from ibprov.run.inventory import nodes_inventory
 
-    source = str(options.inventory) if options.inventory is not None else nodes_inventory(loaded)
     twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
+    source: str | dict[str, Any] = str(options.inventory) if options.inventory else nodes_inventory(loaded)
+    if options.target == "twin":  # the twin rack's containers, through its inventory
+        from ibprov.twin.rack import load_state
+
+        state = load_state(loaded)
+        source, twin = str(state.inventory), state.limits
     return verify_nodes(loaded, AnsibleNodeCollector(source), twin=twin)
 
 

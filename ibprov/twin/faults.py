@@ -1,0 +1,242 @@
+"""Faults on the twin rack, the ones verify must find, and how each is undone (``ibprov twin fault|heal``).
+
+* ``unlink END``: ibsim console ``Unlink`` of the cable at END -> ``cabling.missing``.
+* ``swap A B``: the cables at A and B exchange their far ends (``Unlink`` + ``Link``) -> ``cabling.swapped``.
+* ``counters END [NAME=N ...]``: ibsim ``PerformanceSet`` on END's port (default SymbolErrorCounter=500)
+  -> ``counters.threshold``.
+* ``degrade END width=W | speed=S``: the switch end's LinkWidthEnabled / LinkSpeed(Ext)Enabled set through an
+  SMP (``ibportstate``), then the link retrains (``Unlink`` + ``ReLink``) -> ``link.width`` / ``link.speed``.
+* ``rogue-sm NODE``: an OpenSM (priority 0) on NODE's HCA, run on this host (its PID kept for ``heal`` and
+  ``down``) -> ``sm.rogue``.
+* ``pkey-drift NODE``: NODE's port GUID put into an unplanned partition in the master's partitions.conf, and
+  a SIGHUP -> ``pkey.extra``.
+
+Each fault is recorded in the rack's state with the operations that undo it; ``heal`` runs them newest first.
+Endpoints are written as in the spec: ``leaf01:3`` or ``node01/mlx5_0:1``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ibprov.spec import LoadedSpec
+from ibprov.spec.types import Endpoint, parse_endpoint
+from ibprov.spec.units import Speed, Width
+from ibprov.twin.netfile import hca_id, switch_id
+from ibprov.twin.rack import CONSOLE_FIFO, RackError, RackState, podman, stop_rogue
+
+__all__ = ["KINDS", "heal", "inject"]
+
+KINDS = ("unlink", "swap", "counters", "degrade", "rogue-sm", "pkey-drift")
+_WIDTH = {Width.X1: 1, Width.X4: 2, Width.X8: 4, Width.X12: 8, Width.X2: 16}
+_SPEED = {Speed.SDR: ("speed", 1), Speed.DDR: ("speed", 2), Speed.QDR: ("speed", 4)}
+_SPEED |= {Speed.FDR: ("espeed", 1), Speed.EDR: ("espeed", 2), Speed.HDR: ("espeed", 4)}
+
+
+def _node_id(end: Endpoint) -> str:
+    return hca_id(end.device, end.hca) if end.hca else switch_id(end.device)
+
+
+def _port(end: Endpoint) -> str:
+    return f'"{_node_id(end)}"[{end.port}]'
+
+
+def _peer(loaded: LoadedSpec, end: Endpoint) -> tuple[Endpoint, Width, Speed]:
+    for link in loaded.topology.links:
+        if end in (link.a, link.b):
+            return (link.b if link.a == end else link.a), link.width, link.speed
+    raise RackError(f"{end}: no planned cable ends there")
+
+
+def _console(state: RackState, *commands: str) -> None:
+    """Type commands at ibsim's console (its FIFO); a dead ibsim (no reader) is an error, not a hang."""
+    write = "".join(
+        f"timeout 5 sh -c {shlex.quote(f'echo {shlex.quote(c)} > {CONSOLE_FIFO}')} && sleep 0.2 && " for c in commands
+    )
+    try:
+        podman("exec", state.ibsim, "sh", "-c", write + "true", timeout=60)
+    except RackError as exc:
+        raise RackError(f"ibsim's console does not answer (has ibsim exited? `ibprov twin status`): {exc}") from None
+
+
+def _diag(state: RackState, argv: Sequence[str]) -> str:
+    proc = subprocess.run(
+        list(argv), capture_output=True, text=True, env=state.diag_env(state.probe_host()), cwd="/tmp", timeout=60
+    )
+    if proc.returncode != 0:
+        raise RackError(f"{argv[0]} on the twin failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
+    return proc.stdout
+
+
+def _lids(state: RackState, loaded: LoadedSpec) -> dict[str, int]:
+    """Net-file node id -> LID (a switch's port 0, a CA's port), as the twin's SM assigned them."""
+    from ibprov.verify.collect import ibnetdiscover
+
+    fabric = ibnetdiscover.parse(_diag(state, ["ibnetdiscover"]))
+    by_desc = {sw.node_desc: switch_id(name) for name, sw in loaded.topology.switches.items()}
+    for node in loaded.spec.nodes:
+        for hca in node.hcas:
+            by_desc[node.description or f"{node.name} {hca.device}"] = hca_id(node.name, hca.device)
+    out: dict[str, int] = {}
+    for found in fabric.nodes:
+        lid = found.lid if found.type == "SW" else next((p.lid for p in found.ports if p.lid), None)
+        if found.description in by_desc and lid:
+            out[by_desc[found.description]] = lid
+    if not out:
+        raise RackError("no LIDs on the twin (is a subnet manager running? `ibprov apply SPEC --target twin`)")
+    return out
+
+
+def _run(state: RackState, op: dict[str, Any]) -> None:
+    if "console" in op:
+        _console(state, *op["console"])
+    elif "portstate" in op:
+        _diag(state, ["ibportstate", *map(str, op["portstate"])])
+    elif "exec" in op:
+        podman("exec", op["exec"][0], "sh", "-c", op["exec"][1])
+    elif "rogue" in op:  # OpenSM on this host, attached as the node's HCA (ibsim remote mode), detached
+        log = state.path / "rogue-opensm.log"
+        argv = ["opensm", "-p", "0", "-t", "1000", "-f", str(log), "-d2"]
+        started = subprocess.run(
+            ["sh", "-c", 'setsid "$@" </dev/null >/dev/null 2>&1 & echo $!', "sh", *argv],
+            env=state.diag_env(op["rogue"]), cwd=state.path, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        (state.path / "rogue-opensm.pid").write_text(started.stdout.strip() + "\n")
+    elif "kill" in op:
+        stop_rogue(state.path)
+    elif "restart_sms" in op:  # the planned SMs, highest priority first (as the ib_sm role starts them)
+        for container in op["restart_sms"]:
+            podman("exec", container, "systemctl", "restart", "ib-opensm@*")
+            time.sleep(2)
+    elif "sweep" in op:  # a heavy sweep of the planned master: links that changed come up at once
+        podman("exec", op["sweep"], "systemctl", "kill", "-s", "HUP", "ib-opensm@*", check=False)
+    if op.get("settle"):
+        time.sleep(float(op["settle"]))
+
+
+def _sm_containers(state: RackState, loaded: LoadedSpec) -> list[str]:
+    """The containers of the planned SM nodes, highest priority first."""
+    ordered = sorted(loaded.spec.subnet_manager.instances, key=lambda i: -i.priority)
+    return list(dict.fromkeys(state.nodes[i.node].container for i in ordered if i.node in state.nodes))
+
+
+def _container(state: RackState, node: str) -> str:
+    if node not in state.nodes:
+        raise RackError(f"{node} has no container on the twin (simulated HCA only)")
+    return state.nodes[node].container
+
+
+def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str]) -> str:
+    """Inject one fault; returns what was done. Raises RackError for what cannot be done."""
+    do: list[dict[str, Any]]
+    undo: list[dict[str, Any]]
+    if kind == "unlink" and len(args) == 1:
+        end = parse_endpoint(args[0])
+        _peer(loaded, end)
+        do, undo = [{"console": [f"Unlink {_port(end)}"]}], [{"console": [f"ReLink {_port(end)}"]}]
+        text = f"unlinked the cable at {end}"
+    elif kind == "swap" and len(args) == 2:
+        a, b = (parse_endpoint(x) for x in args)
+        pa, pb = _peer(loaded, a)[0], _peer(loaded, b)[0]
+        unlink = [f"Unlink {_port(a)}", f"Unlink {_port(b)}"]
+        do = [{"console": [*unlink, f"Link {_port(a)} {_port(pb)}", f"Link {_port(b)} {_port(pa)}"]}]
+        undo = [{"console": [*unlink, f"Link {_port(a)} {_port(pa)}", f"Link {_port(b)} {_port(pb)}"]}]
+        text = f"swapped the cables at {a} and {b}"
+    elif kind == "counters" and args:
+        end = parse_endpoint(args[0])
+        values = [a.split("=", 1) for a in args[1:]] or [["SymbolErrorCounter", "500"]]
+        sets = [f"PerformanceSet {_port(end)} PortCounters.{name}={value}" for name, value in values]
+        clears = [f"PerformanceSet {_port(end)} PortCounters.{name}=0" for name, _value in values]
+        do, undo = [{"console": sets}], [{"console": clears}]
+        text = f"set {', '.join(f'{n}={v}' for n, v in values)} on {end}"
+    elif kind == "degrade" and len(args) == 2:
+        end = parse_endpoint(args[0])
+        peer, width, speed = _peer(loaded, end)
+        switch_end, other = (end, peer) if not end.hca else (peer, end)
+        if switch_end.hca:
+            raise RackError(f"{end}: degrade needs a cable with a switch end")
+        lids = _lids(state, loaded)
+        what, value = args[1].split("=", 1) if "=" in args[1] else ("", "")
+        if what == "width":
+            field, new, old = "width", _WIDTH[Width(value)], _WIDTH[width]
+        elif what == "speed":
+            from ibprov.twin.limits import stand_in_speed
+
+            field, new = _SPEED[Speed(value.upper())]
+            planned_field, old = _SPEED[stand_in_speed(speed)]
+            if planned_field != field:
+                raise RackError(f"{end}: degrade within the same speed family ({planned_field})")
+        else:
+            raise RackError("degrade END width=1x | speed=EDR")
+        # ibsim trains a link at the best width/speed both ends enable, and panics when they share none:
+        # both ends are set, then the link retrains
+        ends = [(lids[_node_id(switch_end)], switch_end.port), (lids[_node_id(other)], other.port)]
+        retrain = {"console": [f"Unlink {_port(switch_end)}", f"ReLink {_port(switch_end)}"], "settle": 1}
+        do = [*({"portstate": [lid, port, field, new]} for lid, port in ends), retrain]
+        undo = [*({"portstate": [lid, port, field, old]} for lid, port in ends), retrain]
+        text = f"degraded the cable at {end} to {what} {value}"
+    elif kind == "rogue-sm" and len(args) == 1:
+        node = args[0]
+        spec_node = next((n for n in loaded.spec.nodes if n.name == node), None)
+        if spec_node is None or node in {i.node for i in loaded.spec.subnet_manager.instances}:
+            raise RackError(f"{node}: pick a node of the spec that runs no planned SM")
+        sim_host = state.sim_hosts[f"{node}/{spec_node.hcas[0].device}"]
+        do = [{"rogue": sim_host, "settle": 3}]
+        # a rogue that made itself master leaves the planned master unable to sweep on ibsim: restart them
+        undo = [{"kill": "rogue", "settle": 1}, {"restart_sms": _sm_containers(state, loaded), "settle": 3}]
+        text = f"started a rogue OpenSM (priority 0) on {node}'s HCA"
+    elif kind == "pkey-drift" and len(args) == 1:
+        do, undo, text = _pkey_drift(state, loaded, args[0])
+    else:
+        raise RackError(
+            f"twin fault {kind} {' '.join(args)}: unknown fault or wrong arguments (kinds: {', '.join(KINDS)})"
+        )
+    sms = _sm_containers(state, loaded)
+    if kind in ("unlink", "swap", "degrade") and sms:  # let the master see the new links at once
+        do, undo = [*do, {"sweep": sms[0], "settle": 2}], [*undo, {"sweep": sms[0], "settle": 2}]
+    for op in do:
+        _run(state, op)
+    state.faults.append({"kind": kind, "args": list(args), "text": text, "undo": undo})
+    state.save()
+    return text
+
+
+def _pkey_drift(
+    state: RackState, loaded: LoadedSpec, node: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    from ibprov.render.guids import GuidBook, fmt_guid
+
+    spec = loaded.spec
+    target = next((n for n in spec.nodes if n.name == node), None)
+    if target is None:
+        raise RackError(f"{node}: no such node in the spec")
+    master = max(spec.subnet_manager.instances, key=lambda i: i.priority).node
+    container = _container(state, master)
+    book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
+    guid = book.port_guid(node, target.hcas[0].device, target.hcas[0].ports[0])
+    if guid is None:
+        raise RackError(f"{node}: no port GUID")
+    conf = "/etc/opensm/partitions.conf"
+    # a new partition, full membership, for this one port: an extra PKey the plan does not have
+    line = f"ibprov_drift=0x7ffe, ipoib : {fmt_guid(guid)}=full ;"
+    hup = "systemctl kill -s HUP 'ib-opensm@*'"
+    do = [{"exec": [container, f"cp {conf} {conf}.ibprov-heal && echo '{line}' >> {conf} && {hup}"], "settle": 3}]
+    undo = [{"exec": [container, f"mv {conf}.ibprov-heal {conf} && {hup}"], "settle": 3}]
+    return do, undo, f"added {node}'s port to an unplanned partition 0x7ffe on {master}"
+
+
+def heal(state: RackState) -> list[str]:
+    """Undo every injected fault, newest first; returns what was undone."""
+    healed = []
+    while state.faults:
+        fault = state.faults[-1]
+        for op in fault["undo"]:
+            _run(state, op)
+        state.faults.pop()
+        state.save()
+        healed.append(fault["text"])
+    return healed

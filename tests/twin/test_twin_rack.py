@@ -1,0 +1,156 @@
+"""The twin rack end to end: up, apply, a second apply that changes nothing, verify clean (fabric and nodes),
+every fault kind found by verify, heal, down, and nothing of the twin left behind.
+
+A rack no example has: five nodes (odd), two leaves under a spine, the standby SM on the other leaf, two
+partitions besides the default, no GUIDs in the spec (the twin's stand-ins). Needs podman and the local
+node image (`scripts/molecule.sh` installs both in `make test` before this runs).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ibprov.report.model import Report
+from ibprov.spec import LoadedSpec, load_spec_text
+from ibprov.twin.faults import heal, inject
+from ibprov.twin.rack import LABEL, apply_target, down, load_state, up
+from ibprov.verify.sections import SECTIONS, VerifyOptions, run_sections
+
+pytestmark = pytest.mark.twin
+
+SPEC = """\
+version: 1
+cluster: {name: tw%(run)s, ssh_user: root}
+nodes:
+  - {name: sm01, groups: [infra], hcas: [{device: mlx5_0}]}
+  - {name: sm02, groups: [infra], hcas: [{device: mlx5_0}]}
+  - {name: cn01, groups: [compute], hcas: [{device: mlx5_0}]}
+  - {name: cn02, groups: [compute], hcas: [{device: mlx5_0}]}
+  - {name: cn03, groups: [compute], hcas: [{device: mlx5_0}]}
+switches:
+  - {name: leaf01, role: leaf, ports: 36}
+  - {name: leaf02, role: leaf, ports: 36}
+  - {name: spine01, role: spine, ports: 36}
+fabric:
+  speed: HDR
+  width: 4x
+  links:
+    - leaf01:1 <-> cn01/mlx5_0:1
+    - leaf01:2 <-> cn02/mlx5_0:1
+    - leaf02:1 <-> cn03/mlx5_0:1
+    - leaf01:36 <-> sm01/mlx5_0:1
+    - leaf02:36 <-> sm02/mlx5_0:1
+    - leaf01:33 <-> spine01:1
+    - leaf02:33 <-> spine01:2
+stack: {kind: inbox}
+subnet_manager:
+  routing_engine: minhop
+  sm_key: env:IBPROV_TWIN_TEST_SM_KEY
+  instances:
+    - {node: sm01, priority: 15}
+    - {node: sm02, priority: 7}
+default_partition: {membership: full, ipoib: true}
+partitions:
+  - {name: compute, pkey: 0x0010, ipoib: true, members: [{group: compute}, {group: infra, membership: limited}]}
+  - {name: storage, pkey: 0x0020, members: [{all: true, membership: limited}, {node: cn03}]}
+ipoib:
+  - {partition: default, subnet: 10.40.0.0/24, pool_start: 10.40.0.11}
+"""
+
+
+def podman_names(kind: str, run_id: str) -> list[str]:
+    env = dict(os.environ, CONTAINERS_CONF=str(Path(__file__).resolve().parents[2] / "images" / "containers.conf"))
+    argv = ["podman", "network", "ls"] if kind == "network" else ["podman", "ps", "-a"]
+    name = "{{.Name}}" if kind == "network" else "{{.Names}}"
+    out = subprocess.run(
+        [*argv, "--filter", f"label={LABEL}.run={run_id}", "--format", name],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout  # fmt: skip
+    return out.split()
+
+
+def verify(loaded: LoadedSpec) -> Report:
+    return run_sections(loaded, list(SECTIONS), VerifyOptions(target="twin"))
+
+
+def found(report: Report) -> set[tuple[str, str]]:
+    return {(f.check, f.object) for f in report.findings}
+
+
+@pytest.fixture
+def rack_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LoadedSpec:
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed (scripts/molecule.sh installs it)")
+    monkeypatch.setenv("IBPROV_TWIN_DIR", str(tmp_path / "twins"))
+    monkeypatch.setenv("IBPROV_TWIN_TEST_SM_KEY", "0x00000000000000ab")
+    return load_spec_text(SPEC % {"run": os.getpid() % 10000}, str(tmp_path / "rack.yaml"))
+
+
+def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
+    rack_spec: LoadedSpec, tmp_path: Path
+) -> None:
+    from ibprov.run import apply_spec
+
+    loaded = rack_spec
+    lines: list[str] = []
+    state = up(loaded, say=lines.append)
+    try:
+        assert set(state.nodes) == {"sm01", "sm02", "cn01", "cn02", "cn03"}
+        assert up(loaded, say=lines.append).run_id == state.run_id, "a second up reuses the rack"
+        assert any("(reused)" in line for line in lines)
+
+        first = apply_spec(loaded, tmp_path / "run", target=apply_target(state))
+        assert (first.rc, first.failed_hosts) == (0, [])
+        second = apply_spec(loaded, tmp_path / "run", target=apply_target(state))
+        assert {h: r.changed for h, r in second.hosts.items()} == dict.fromkeys(state.nodes, 0), "idempotent"
+
+        clean = verify(loaded)
+        assert clean.findings == [], [f.text for f in clean.findings]
+        assert [s.name for s in clean.sections] == ["fabric", "nodes"]
+        nodes = clean.section("nodes")
+        assert nodes.facts.as_dict() == {"hosts": 5, "hosts_reached": 5}
+        assert any("judged on /etc/security/limits.d" in text for c in nodes.checks for _o, text in c.caveats)
+
+        state = load_state(loaded)
+        inject(state, loaded, "unlink", ["cn03/mlx5_0:1"])
+        inject(state, loaded, "swap", ["leaf01:1", "leaf01:2"])
+        inject(state, loaded, "counters", ["sm02/mlx5_0:1", "SymbolErrorCounter=99"])
+        inject(state, loaded, "degrade", ["leaf01:33", "width=1x"])
+        inject(state, loaded, "pkey-drift", ["cn01"])
+        broken = verify(loaded)
+        fabric = {pair for pair in found(broken) if not pair[0].startswith("node.")}
+        assert ("cabling.missing", "cn03 mlx5_0 port 1") in fabric
+        assert ("cabling.swapped", "cn01 mlx5_0 port 1 and cn02 mlx5_0 port 1") in fabric
+        assert ("counters.threshold", "sm02 mlx5_0 port 1") in fabric
+        assert ("link.width", "leaf01 port 33") in fabric
+        assert ("pkey.extra", "cn01 mlx5_0 port 1") in fabric
+
+        assert len(heal(load_state(loaded))) == 5
+        assert verify(loaded).findings == [], "heal undoes every fault"
+
+        state = load_state(loaded)
+        inject(state, loaded, "rogue-sm", ["cn02"])
+        rogue = verify(loaded)
+        assert ("sm.rogue", "cn02 mlx5_0 port 1") in found(rogue)
+        heal(load_state(loaded))
+        healed = verify(loaded)
+        assert healed.findings == [], [f.text for f in healed.findings]
+        assert not (Path(state.directory) / "rogue-opensm.pid").exists()
+    finally:
+        removed = down(loaded)
+    assert state.ibsim in removed
+    assert podman_names("container", state.run_id) == []
+    assert podman_names("network", state.run_id) == []
+    assert not Path(state.directory).exists()
+
+
+def test_twin_up_refuses_a_missing_rack_clearly(rack_spec: LoadedSpec) -> None:
+    from ibprov.twin.rack import RackError
+
+    with pytest.raises(RackError, match=r"no twin rack of cluster tw\d+ .*run `ibprov twin up SPEC`"):
+        load_state(rack_spec)
