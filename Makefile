@@ -5,9 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Debian packages the simulated-fabric tests need (real OpenSM 3.3.23, infiniband-diags 44, ibsim + umad2sim).
 APT_SIM := opensm infiniband-diags ibsim-utils libumad2sim0
+APT_RACK := podman runc catatonit netavark aardvark-dns iptables debootstrap zstd openssh-client
 STAMP := $(VENV)/.ibprov-installed
 
-.PHONY: venv apt-sim lint ansible-lint typecheck unit sim molecule test demo golden bench clean
+.PHONY: venv apt-sim apt-rack lint ansible-lint typecheck unit sim molecule test demo golden bench clean
 
 venv: $(STAMP)
 
@@ -21,6 +22,11 @@ $(STAMP): pyproject.toml
 
 apt-sim:
 	@scripts/apt-ensure.sh $(APT_SIM)
+
+# The twin rack (`ibprov twin up`): podman and what it runs containers with; the node image is built
+# (or loaded from its cache) on first use by images/ensure-images.sh.
+apt-rack:
+	@scripts/apt-ensure.sh $(APT_RACK)
 
 lint: venv
 	$(BIN)/ruff check ibprov tests bench scripts
@@ -55,7 +61,7 @@ test: venv apt-sim lint ansible-lint typecheck
 golden: venv
 	$(BIN)/pytest -q tests/unit -k golden --update-golden
 
-demo: venv apt-sim
+demo: venv apt-sim apt-rack
 	@scripts/demo.sh
 
 # Benchmarks (results go to docs/benchmarks.md; never part of `make test`: these machines are noisy).

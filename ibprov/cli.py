@@ -118,8 +118,7 @@ def example(output: Path | None, force: bool) -> None:
     "--output",
     "out_dir",
     type=click.Path(path_type=Path),
-    required=True,
-    help="Directory to write (inventory/, opensm/, fabric/).",
+    help="Directory to write (inventory/, opensm/, fabric/); default inventories/<cluster>.",
 )
 @click.option("--check", is_flag=True, help="Change nothing; print a diff and exit 1 if DIR is out of date.")
 @click.option(
@@ -128,12 +127,14 @@ def example(output: Path | None, force: bool) -> None:
     help="Stand in stable synthetic GUIDs for GUIDs the spec and lock file lack (twin use only).",
 )
 @handles_errors
-def render(spec: Path, out_dir: Path, check: bool, synthetic_guids: bool) -> None:
+def render(spec: Path, out_dir: Path | None, check: bool, synthetic_guids: bool) -> None:
     """Render SPEC into the inventory, role variables, OpenSM files and the fabric twin."""
     from ibprov.render import diff_tree, render_files, write_tree
     from ibprov.spec import load_spec
 
-    output = render_files(load_spec(spec), synthetic_guids=synthetic_guids)
+    loaded = load_spec(spec)
+    out_dir = out_dir or Path("inventories") / loaded.spec.cluster.name
+    output = render_files(loaded, synthetic_guids=synthetic_guids)
     for note in output.notes:
         click.echo(f"note: {note}", err=True)
     if check:
@@ -302,7 +303,8 @@ def _apply_options(func: F) -> F:
             click.option(
                 "--run-dir",
                 type=click.Path(path_type=Path),
-                help="Where the rendered inventory and Ansible artifacts go (default .ibprov/<cluster>).",
+                help="Where the rendered inventory and Ansible artifacts go (default: the inventory in "
+                "inventories/<cluster>, the artifacts in .ibprov/<cluster>).",
             ),
             click.option("--limit", help="Only these hosts/groups; '@failed' retries the hosts that failed last time."),
             click.option("--tags", help="Only tasks with these tags."),
@@ -339,12 +341,14 @@ def _run_apply(
 
     loaded = load_spec(spec)
     directory = run_dir or Path(".ibprov") / loaded.spec.cluster.name
+    rendered = None if run_dir else Path("inventories") / loaded.spec.cluster.name
     where = None
-    if target == "twin":
+    if target == "twin":  # rendered with the twin's stand-in GUIDs: never over the real inventory
         from ibprov.twin.rack import apply_target, load_state
 
         where = apply_target(load_state(loaded))
         directory = run_dir or Path(".ibprov") / "twin-runs" / loaded.spec.cluster.name
+        rendered = None
     with Live(console=err_console, transient=True, refresh_per_second=8) as live:
 
         def show(p: Progress) -> None:
@@ -361,6 +365,7 @@ def _run_apply(
             tuned=not untuned,
             on_progress=show,
             target=where,
+            rendered=rendered,
         )
     for host, task, text in result.diffs:
         out_console.print(f"[bold]--- {host}: {task}[/]")

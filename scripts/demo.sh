@@ -1,6 +1,7 @@
 #!/bin/bash
 # `make demo`: the main job end to end on the embedded example, against the fabric twin
-# (ibsim running the planned fabric, the real OpenSM 3.3.23 with the rendered configuration).
+# (ibsim running the planned fabric, the real OpenSM 3.3.23 with the rendered configuration), then the
+# twin rack: one container per node, apply, a no-op second apply, verify, faults, heal, down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 IBPROV=.venv/bin/ibprov
@@ -28,10 +29,31 @@ $IBPROV render "$OUT/cluster.yaml" -o "$OUT/rendered"
 $IBPROV render "$OUT/cluster.yaml" -o "$OUT/rendered" --check
 sed -n '1,40p' "$OUT/rendered/opensm/partitions.conf"
 step "8. the rendered configuration on the twin, then verify --fabric against it (cabling, links, counters, SMs, PKeys)"
-$IBPROV twin "$OUT/cluster.yaml" --verify --json "$OUT/report.json" --junit "$OUT/junit.xml"
-step "9. the examples, on the twin too"
-for spec in examples/*.yaml; do
-  echo "-- $spec"
-  $IBPROV twin "$spec"
-done
-printf '\ndemo finished: files in %s\n' "$OUT"
+$IBPROV twin "$OUT/cluster.yaml" --verify --json "$OUT/twin-proof.json"
+
+step "9. the twin rack: ibsim plus one container per node, reached over SSH like a real rack"
+export IBPROV_TWIN_DIR="$OUT/twin"
+export IBPROV_SM_KEY=${IBPROV_SM_KEY:-0x00000000000d3e40}   # demo only: the twin's SM key
+trap '$IBPROV twin down "$OUT/cluster.yaml" >/dev/null 2>&1 || true' EXIT
+$IBPROV twin up "$OUT/cluster.yaml"
+step "10. apply: drivers and stack, OpenSM with partitions and QoS, IPoIB, on every node of the rack"
+$IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff
+step "11. apply again: nothing changes"
+$IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff | tee "$OUT/second-apply.txt"
+if grep -E '│ *[0-9]+ *│ *[1-9]' "$OUT/second-apply.txt"; then echo "the second apply changed something"; exit 1; fi
+step "12. verify the rack: the fabric and every node"
+$IBPROV verify "$OUT/cluster.yaml" --target twin --json "$OUT/report.json" --junit "$OUT/junit.xml"
+step "13. break it: pull a cable, and a rogue subnet manager; verify finds and names both (exit 1 expected)"
+$IBPROV twin fault "$OUT/cluster.yaml" unlink node03/mlx5_0:1
+$IBPROV twin fault "$OUT/cluster.yaml" rogue-sm node04
+if $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --json "$OUT/report-faults.json"; then
+  echo "verify missed the faults"; exit 1
+fi
+step "14. heal, and verify passes again"
+$IBPROV twin heal "$OUT/cluster.yaml"
+$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric
+step "15. the rack goes away, and nothing of it is left"
+$IBPROV twin status "$OUT/cluster.yaml"
+$IBPROV twin down "$OUT/cluster.yaml"
+trap - EXIT
+printf '\ndemo finished: reports in %s (report.json, junit.xml, report-faults.json), files in %s\n' "$OUT" "$OUT"

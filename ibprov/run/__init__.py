@@ -234,9 +234,11 @@ def apply_spec(
     tuned: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
     target: Target | None = None,
+    rendered: Path | None = None,
 ) -> RunResult:
-    """Render ``loaded`` (a LoadedSpec) into ``run_dir/rendered`` and run the site playbook on it; with a
-    ``target``, on the target's hosts through its inventory."""
+    """Render ``loaded`` (a LoadedSpec) into ``rendered`` (default ``run_dir/rendered``) and run the site
+    playbook on it, its artifacts in ``run_dir/runner``; with a ``target``, on the target's hosts through its
+    inventory."""
     import os
 
     from ibprov.render import render_files, write_tree
@@ -246,7 +248,7 @@ def apply_spec(
     if missing:
         raise IbprovError("; ".join(missing) + " (export it, or refer to a vault: variable)")
     output = render_files(loaded, synthetic_guids=target is not None and target.synthetic_guids)
-    rendered = run_dir / "rendered"
+    rendered = rendered or run_dir / "rendered"
     write_tree(rendered, output.files)
     inventory: list[Path] = [rendered / "inventory"]
     if target is not None:

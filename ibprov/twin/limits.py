@@ -136,6 +136,8 @@ class TwinLimits:
     # judged on their configuration files: a container cannot raise RLIMIT_MEMLOCK (runc: "error setting
     # rlimit type 7: operation not permitted", measured), and without an IB kernel there is no ib0
     judged_on_files: tuple[str, ...] = ("memlock", "ipoib")
+    # not shown at all: libumad2sim's simulated HCA reports firmware "1" whatever the plan names
+    unseen: tuple[str, ...] = ("firmware",)
 
     def stand_in(self, a: Endpoint | str, b: Endpoint | str) -> LinkStandIn | None:
         return self._index.get(link_key(a, b))
@@ -168,6 +170,7 @@ class TwinLimits:
             "notes": list(self.notes_extra),
             "device_name": self.device_name,
             "judged_on_files": list(self.judged_on_files),
+            "unseen": list(self.unseen),
             "links": [
                 {
                     "ends": list(s.ends),
@@ -204,6 +207,7 @@ class TwinLimits:
             notes_extra=tuple(data.get("notes", ())),
             device_name=str(data.get("device_name", DEVICE_NAME)),
             judged_on_files=tuple(data.get("judged_on_files", ("memlock", "ipoib"))),
+            unseen=tuple(data.get("unseen", ("firmware",))),
         )
 
 

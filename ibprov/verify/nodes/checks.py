@@ -88,6 +88,7 @@ FIRMWARE = Check(
     "update the firmware (mlxfwmanager / mstflint) and reboot or mlxfwreset the card",
     _firmware_objects,
     object_kind="the HCA (`node01 mlx5_0`)",
+    caveats=lambda plan, hosts: _firmware_caveats(plan, hosts),
 )
 STACK = Check(
     "node.stack_version",
@@ -208,6 +209,8 @@ def _rate_caveats(plan: NodePlan, _hosts: Hosts) -> dict[str, str]:
 
 def _firmware(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     out: list[Finding] = []
+    if "firmware" in plan.unseen:
+        return out  # the twin's simulated HCAs have no firmware to compare: a caveat on every HCA
     seen: dict[tuple[str, str], str] = {}  # (host, device) -> fw, for devices the spec names no version for
     for p in plan.ports:
         obs = _reached(hosts, p.host)
@@ -262,6 +265,14 @@ def _stack(plan: NodePlan, hosts: Hosts) -> list[Finding]:
             shown = f"rdma-core {found}" if found else "rdma-core not installed"
             out.append(STACK.finding(host, f"rdma-core {plan.stack_version}", shown))
     return out
+
+
+def _firmware_caveats(plan: NodePlan, hosts: Hosts) -> dict[str, str]:
+    if "firmware" not in plan.unseen:
+        return {}
+    return dict.fromkeys(
+        _firmware_objects(plan, hosts), "the twin's simulated HCA reports no real firmware: not judged"
+    )
 
 
 def _memlock(plan: NodePlan, hosts: Hosts) -> list[Finding]:

@@ -52,6 +52,7 @@ class NodePlan:
     stack_version: str | None = None
     ipoib: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # host -> interface -> "addr/prefix"
     on_files: frozenset[str] = frozenset()  # what is judged on its configuration files (the twin: memlock, ipoib)
+    unseen: frozenset[str] = frozenset()  # what the hosts cannot show at all (the twin: firmware)
 
 
 def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> NodePlan:
@@ -97,4 +98,5 @@ def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> No
         stack_version=spec.stack.version,
         ipoib=ipoib,
         on_files=frozenset(twin.judged_on_files) if twin is not None else frozenset(),
+        unseen=frozenset(twin.unseen) if twin is not None and twin.containers else frozenset(),
     )

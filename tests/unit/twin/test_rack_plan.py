@@ -1,0 +1,149 @@
+"""The twin rack's decisions, without podman: which nodes get a container, how a node is attached, where
+diags run from, and the exact ibsim console commands each fault and its heal send."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ibprov.spec import LoadedSpec, load_spec, load_spec_text
+from ibprov.twin import faults
+from ibprov.twin.rack import RackError, RackNode, RackState, _attach_script, _write_access, choose_containers
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def big_rack(n: int) -> LoadedSpec:
+    names = [f"cn{i:02d}" for i in range(1, n + 1)]
+    text = "\n".join(
+        [
+            "version: 1",
+            "cluster: {name: big}",
+            "nodes:",
+            *(f"  - {{name: {x}, hcas: [{{device: mlx5_0}}]}}" for x in names),
+            "switches: [{name: leaf01, role: leaf, ports: 40}]",
+            "fabric:",
+            "  speed: HDR",
+            "  links:",
+            *(f"    - leaf01:{i} <-> {x}/mlx5_0:1" for i, x in enumerate(names, 1)),
+            "subnet_manager:",
+            f"  instances: [{{node: {names[-1]}, priority: 15}}, {{node: {names[5]}, priority: 3}}]",
+        ]
+    )
+    return load_spec_text(text + "\n", "big.yaml")
+
+
+def rack_state(tmp_path: Path) -> RackState:
+    state = RackState(
+        cluster="rack1",
+        run_id="abc123",
+        directory=str(tmp_path),
+        network="ibprov-twin-rack1-abc123",
+        ibsim="ibprov-twin-rack1-abc123-ibsim",
+        ibsim_address="10.89.0.2",
+        image="localhost/ibprov-node:bookworm",
+        sim_hosts={f"{n}/mlx5_0": f"H-{n}-mlx5_0" for n in ("sm01", "sm02", "node01", "node02", "node03", "node04")},
+    )
+    for i, name in enumerate(("sm01", "sm02", "node01", "node02")):
+        state.nodes[name] = RackNode(name, f"{state.network}-{name}", f"10.89.0.{i + 3}", f"H-{name}-mlx5_0")
+    state.simulated_only = ["node03", "node04"]
+    return state
+
+
+def test_the_sm_nodes_get_containers_first_and_nodes_beyond_the_limit_stay_simulated_hcas() -> None:
+    boxed, simulated = choose_containers(big_rack(13))
+    assert boxed == ["cn13", "cn06", "cn01", "cn02", "cn03", "cn04", "cn05", "cn07"]
+    assert simulated == ["cn08", "cn09", "cn10", "cn11", "cn12"]
+    assert choose_containers(load_spec(REPO / "examples" / "rack.yaml"))[1] == []
+
+
+def test_a_node_is_attached_to_its_own_simulated_hca_for_services_and_logins(tmp_path: Path) -> None:
+    state = rack_state(tmp_path)
+    script = _attach_script(state, state.nodes["node01"], "ssh-ed25519 AAAA test")
+    assert 'DefaultEnvironment="LD_PRELOAD=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"' in script
+    assert '"SIM_HOST=H-node01-mlx5_0" "IBSIM_SERVER_NAME=10.89.0.2" "IBSIM_SERVER_PORT=7070"' in script
+    assert "SIM_HOST=H-node01-mlx5_0\nIBSIM_SERVER_NAME=10.89.0.2\n" in script  # /etc/environment
+    assert "ssh-ed25519 AAAA test' > /root/.ssh/authorized_keys" in script
+    assert "ib-opensm@.service.d" in script
+    assert script.rstrip().endswith("systemctl daemon-reexec")
+
+
+def test_the_inventory_names_the_spec_nodes_at_their_container_addresses(tmp_path: Path) -> None:
+    state = rack_state(tmp_path)
+    _write_access(state)
+    inventory = state.inventory.read_text()
+    assert '"node02": {\n        "ansible_host": "10.89.0.6"' in inventory
+    assert "node03" not in inventory, "a simulated HCA has no host to reach"
+    assert f"-F {state.ssh_config}" in inventory
+    assert "Host node01 ibprov-twin-rack1-abc123-node01\n  HostName 10.89.0.5\n" in state.ssh_config.read_text()
+
+
+def test_diags_run_as_a_free_hca_and_never_as_one_a_fault_cut_off(tmp_path: Path) -> None:
+    state = rack_state(tmp_path)
+    assert state.probe_host() == "H-node03-mlx5_0"
+    state.faults.append({"kind": "unlink", "args": ["node03/mlx5_0:1"], "text": "", "undo": []})
+    assert state.probe_host() == "H-node04-mlx5_0"
+    state.sim_hosts = {f"{n}/mlx5_0": f"H-{n}-mlx5_0" for n in state.nodes}  # every HCA has a container
+    state.faults = [{"kind": "unlink", "args": ["node02/mlx5_0:1"], "text": "", "undo": []}]
+    assert state.probe_host() == "H-node01-mlx5_0", "the last container node that no fault touched"
+
+
+@pytest.fixture
+def console(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    sent: list[str] = []
+
+    def podman(*argv: str, **_kw: Any) -> str:
+        if argv[:1] == ("exec",):
+            sent.append(argv[-1])
+        return ""
+
+    monkeypatch.setattr(faults, "podman", podman)
+    monkeypatch.setattr(faults.time, "sleep", lambda _s: None)
+    return sent
+
+
+def test_each_console_fault_sends_exactly_its_commands_and_heal_undoes_them_newest_first(
+    tmp_path: Path, console: list[str]
+) -> None:
+    loaded = load_spec(REPO / "examples" / "rack.yaml")
+    state = rack_state(tmp_path)
+    state.save()
+    assert faults.inject(state, loaded, "unlink", ["node03/mlx5_0:1"]) == "unlinked the cable at node03/mlx5_0:1"
+    faults.inject(state, loaded, "swap", ["leaf01:1", "leaf01:2"])
+    faults.inject(state, loaded, "counters", ["node02/mlx5_0:1", "LinkDownedCounter=3"])
+    sent = "\n".join(console).replace("'\"'\"'", "'")
+    assert 'Unlink "H-node03-mlx5_0"[1]' in sent
+    assert (
+        'Link \\"S-leaf01\\"[1] \\"H-node02-mlx5_0\\"[1]' in sent or 'Link "S-leaf01"[1] "H-node02-mlx5_0"[1]' in sent
+    )
+    assert "PortCounters.LinkDownedCounter=3" in sent
+    assert [f["kind"] for f in RackState.load(tmp_path).faults] == ["unlink", "swap", "counters"]
+    console.clear()
+    healed = faults.heal(state)
+    assert healed == [
+        "set LinkDownedCounter=3 on node02/mlx5_0:1",
+        "swapped the cables at leaf01:1 and leaf01:2",
+        "unlinked the cable at node03/mlx5_0:1",
+    ]
+    undone = "\n".join(console)
+    assert undone.index("LinkDownedCounter=0") < undone.index("ReLink")
+    assert RackState.load(tmp_path).faults == []
+
+
+def test_a_fault_that_cannot_be_done_is_a_clear_error(tmp_path: Path, console: list[str]) -> None:
+    loaded = load_spec(REPO / "examples" / "rack.yaml")
+    state = rack_state(tmp_path)
+    with pytest.raises(RackError, match="no planned cable ends there"):
+        faults.inject(state, loaded, "unlink", ["leaf01:30"])
+    with pytest.raises(RackError, match="runs no planned SM"):
+        faults.inject(state, loaded, "rogue-sm", ["sm01"])
+    with pytest.raises(RackError, match="unknown fault or wrong arguments"):
+        faults.inject(state, loaded, "melt", [])
+    with pytest.raises(RackError, match="nobody: pick a node of the spec"):
+        faults.inject(state, loaded, "rogue-sm", ["nobody"])
+    with pytest.raises(RackError, match="node03 has no container on the twin"):
+        faults._container(state, "node03")
+    assert console == []
+    assert state.faults == []
