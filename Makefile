@@ -8,7 +8,7 @@ APT_SIM := opensm infiniband-diags ibsim-utils libumad2sim0
 APT_RACK := podman runc catatonit netavark aardvark-dns iptables debootstrap zstd openssh-client
 STAMP := $(VENV)/.ibprov-installed
 
-.PHONY: venv apt-sim apt-rack lint ansible-lint typecheck unit sim molecule test demo golden bench clean
+.PHONY: venv apt-sim apt-rack apt-browser lint ansible-lint typecheck unit sim molecule test demo golden bench clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,10 @@ apt-sim:
 # (or loaded from its cache) on first use by images/ensure-images.sh.
 apt-rack:
 	@scripts/apt-ensure.sh $(APT_RACK)
+
+# The HTML report is tested the way people look at it: in headless Chromium (Debian's).
+apt-browser:
+	@scripts/apt-ensure.sh chromium
 
 lint: venv
 	$(BIN)/ruff check ibprov tests bench scripts
@@ -52,7 +56,7 @@ sim: venv apt-sim
 molecule: venv
 	scripts/molecule.sh
 
-test: venv apt-sim lint ansible-lint typecheck
+test: venv apt-sim apt-rack apt-browser lint ansible-lint typecheck
 	$(BIN)/pytest -q -n 2 -m 'not molecule and not twin' tests
 	scripts/molecule.sh
 	$(BIN)/pytest -q -m twin tests

@@ -183,6 +183,7 @@ def twin() -> None:
 )
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="With --verify: write report.json.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="With --verify: write junit.xml.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path), help="With --verify: write report.html.")
 @handles_errors
 def twin_prove(
     spec: Path,
@@ -192,6 +193,7 @@ def twin_prove(
     run_verify: bool,
     json_path: Path | None,
     junit_path: Path | None,
+    html_path: Path | None,
 ) -> None:
     """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
     import tempfile
@@ -215,7 +217,7 @@ def twin_prove(
             click.echo(f"FAIL: {problem}", err=True)
         sys.exit(ExitCode.FINDINGS)
     if result.report is not None:
-        _print_report(result.report, json_path, junit_path)
+        _print_report(result.report, json_path, junit_path, html_path)
 
 
 @twin.command("up")
@@ -509,6 +511,9 @@ def _section_flags(func: F) -> F:
 @click.option("--json", "json_path", metavar="FILE", type=click.Path(path_type=Path), help="Write report.json here.")
 @click.option("--junit", "junit_path", metavar="FILE", type=click.Path(path_type=Path), help="Write junit.xml here.")
 @click.option(
+    "--html", "html_path", metavar="FILE", type=click.Path(path_type=Path), help="Write report.html (one file) here."
+)
+@click.option(
     "--from-host",
     metavar="SIM_HOST",
     help="fabric, twin only: run the diags as this ibsim node (sets SIM_HOST for them, also with --via).",
@@ -538,6 +543,7 @@ def verify(
     soak: float | None,
     json_path: Path | None,
     junit_path: Path | None,
+    html_path: Path | None,
     from_host: str | None,
     synthetic_guids: bool,
     twin_limits: Path | None,
@@ -577,15 +583,19 @@ def verify(
         for handle in started.values():
             if handle is not None:
                 handle.close()
-    _print_report(report, json_path, junit_path)
+    _print_report(report, json_path, junit_path, html_path)
 
 
-def _print_report(report: Report, json_path: Path | None, junit_path: Path | None) -> None:
-    """Write the JSON / JUnit files asked for, print the findings table and summary, exit 1 on findings."""
-    from ibprov.report import to_json, to_junit
+def _print_report(
+    report: Report, json_path: Path | None, junit_path: Path | None, html_path: Path | None = None
+) -> None:
+    """Write the JSON / JUnit / HTML files asked for, print the findings table and summary, exit 1 on
+    findings."""
+    from ibprov.report import to_html, to_json, to_junit
     from ibprov.report.console import facts_lines, findings_table, summary_text, table_width
 
-    for path, text in ((json_path, to_json(report)), (junit_path, to_junit(report))):
+    views = ((json_path, to_json), (junit_path, to_junit), (html_path, to_html))
+    for path, text in ((p, view(report)) for p, view in views if p is not None):
         if path is not None:
             try:
                 path.write_text(text)

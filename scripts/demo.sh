@@ -42,7 +42,7 @@ step "11. apply again: nothing changes"
 $IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff | tee "$OUT/second-apply.txt"
 if grep -E '│ *[0-9]+ *│ *[1-9]' "$OUT/second-apply.txt"; then echo "the second apply changed something"; exit 1; fi
 step "12. verify the rack: the fabric and every node"
-$IBPROV verify "$OUT/cluster.yaml" --target twin --json "$OUT/report.json" --junit "$OUT/junit.xml"
+$IBPROV verify "$OUT/cluster.yaml" --target twin --json "$OUT/report.json" --junit "$OUT/junit.xml" --html "$OUT/report.html"
 step "13. break it: pull a cable, and a rogue subnet manager; verify finds and names both (exit 1 expected)"
 $IBPROV twin fault "$OUT/cluster.yaml" unlink node03/mlx5_0:1
 $IBPROV twin fault "$OUT/cluster.yaml" rogue-sm node04
@@ -56,4 +56,4 @@ step "15. the rack goes away, and nothing of it is left"
 $IBPROV twin status "$OUT/cluster.yaml"
 $IBPROV twin down "$OUT/cluster.yaml"
 trap - EXIT
-printf '\ndemo finished: reports in %s (report.json, junit.xml, report-faults.json), files in %s\n' "$OUT" "$OUT"
+printf '\ndemo finished: reports in %s (report.html, report.json, junit.xml, report-faults.json), files in %s\n' "$OUT" "$OUT"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ibprov.report.html import to_html
 from ibprov.report.json_report import SCHEMA_VERSION, report_schema, to_dict, to_json
 from ibprov.report.junit import to_junit
 from ibprov.report.model import FABRIC, CheckResult, Finding, Report, SectionFacts, SectionReport, Severity
@@ -17,6 +18,7 @@ __all__ = [
     "Severity",
     "report_schema",
     "to_dict",
+    "to_html",
     "to_json",
     "to_junit",
 ]
