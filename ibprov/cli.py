@@ -184,6 +184,12 @@ def twin() -> None:
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="With --verify: write report.json.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="With --verify: write junit.xml.")
 @click.option("--html", "html_path", type=click.Path(path_type=Path), help="With --verify: write report.html.")
+@click.option(
+    "--synthetic-guids",
+    is_flag=True,
+    hidden=True,
+    help="Accepted for symmetry with render and verify: the twin always stands in synthetic GUIDs.",
+)
 @handles_errors
 def twin_prove(
     spec: Path,
@@ -194,6 +200,7 @@ def twin_prove(
     json_path: Path | None,
     junit_path: Path | None,
     html_path: Path | None,
+    synthetic_guids: bool,
 ) -> None:
     """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
     import tempfile

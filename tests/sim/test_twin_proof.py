@@ -84,7 +84,7 @@ def test_twin_verify_runs_verify_fabric_against_the_running_twin(tmp_path: Path)
 
     example = Path(__file__).resolve().parents[2] / "examples" / "rack.yaml"
     report = tmp_path / "report.json"
-    result = CliRunner().invoke(cli, ["twin", str(example), "--verify", "--json", str(report)])
+    result = CliRunner().invoke(cli, ["twin", str(example), "--verify", "--synthetic-guids", "--json", str(report)])
     assert result.exit_code == 0, result.output
     assert "PASS: no findings" in result.stdout
     assert '"result": "pass"' in report.read_text()

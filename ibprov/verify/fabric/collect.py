@@ -50,9 +50,16 @@ class Clock:
     sleep: Callable[[float], None] = time.sleep
 
 
+NO_FABRIC_HINT = (
+    "run verify on a host with an HCA on this fabric, or --via HOST to run the diags there; "
+    "for the twin: `ibprov twin SPEC --verify`, or `--target twin` with a twin rack up"
+)
+
+
 def _ok(result: CommandResult, name: str) -> str:
     if not collector(name).succeeded(result.returncode):
-        raise CollectError(f"could not collect from the fabric: {result.reason()}")
+        hint = f" ({NO_FABRIC_HINT})" if name == "ibnetdiscover" else ""
+        raise CollectError(f"could not collect from the fabric: {result.reason()}{hint}")
     return result.stdout
 
 

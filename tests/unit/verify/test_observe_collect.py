@@ -223,7 +223,9 @@ def test_no_fabric_is_a_collect_error_with_a_one_line_reason() -> None:
         collect(FakeRunner(ibnetdiscover=failed))
     assert str(info.value) == (
         "could not collect from the fabric: ibnetdiscover exited 255: "
-        "ibnetdiscover: iberror: failed: Failed to open '(null)' port '0'"
+        "ibnetdiscover: iberror: failed: Failed to open '(null)' port '0' (run verify on a host with an HCA on "
+        "this fabric, or --via HOST to run the diags there; for the twin: `ibprov twin SPEC --verify`, or "
+        "`--target twin` with a twin rack up)"
     )
     assert info.value.exit_code == 3
 

@@ -76,7 +76,9 @@ def test_no_diags_no_fabric_exits_3_with_one_line(monkeypatch: pytest.MonkeyPatc
     assert result.exit_code == 3
     assert result.stderr == (
         "error: could not collect from the fabric: ibnetdiscover exited 127: "
-        "ibnetdiscover: command not found (install infiniband-diags)\n"
+        "ibnetdiscover: command not found (install infiniband-diags) (run verify on a host with an HCA on this "
+        "fabric, or --via HOST to run the diags there; for the twin: `ibprov twin SPEC --verify`, or "
+        "`--target twin` with a twin rack up)\n"
     )
 
 
