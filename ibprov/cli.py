@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import traceback
@@ -222,6 +223,10 @@ def twin_prove(
     if result.problems:
         for problem in result.problems:
             click.echo(f"FAIL: {problem}", err=True)
+        cluster = loaded.spec.cluster.name
+        _write_failure(
+            "twin", spec, result.problems, ExitCode.FINDINGS, json_path, junit_path, cluster=cluster, kind="failure"
+        )
         sys.exit(ExitCode.FINDINGS)
     if result.report is not None:
         _print_report(result.report, json_path, junit_path, html_path)
@@ -580,17 +585,46 @@ def verify(
             )
         )
     started: dict[str, Any] = {}
+    command = "verify " + " ".join(f"--{i.name}" for i in chosen)
     try:
         for info in chosen:  # e.g. the fabric discovery: it needs no spec, so it runs while the spec loads
             started[info.name] = prestart(info, options)
         from ibprov.spec import load_spec
 
         report = run_sections(load_spec(spec), chosen, options, started)
+    except IbprovError as exc:  # CI reads the report files on every outcome: write the failure into them
+        problems = [str(p) for p in exc.problems] if isinstance(exc, SpecError) else [str(exc)]
+        _write_failure(command, spec, problems, int(exc.exit_code), json_path, junit_path)
+        raise
     finally:
         for handle in started.values():
             if handle is not None:
                 handle.close()
     _print_report(report, json_path, junit_path, html_path)
+
+
+def _write_failure(
+    command: str,
+    spec: Path,
+    problems: list[str],
+    exit_code: int,
+    json_path: Path | None,
+    junit_path: Path | None,
+    *,
+    cluster: str = "",
+    kind: str = "error",
+) -> None:
+    """report.json / junit.xml of a run that produced no report (best effort: the failure is the news)."""
+    from ibprov.report.failure import failure_json, failure_junit
+
+    texts = (
+        (json_path, failure_json(command, cluster, str(spec), problems, exit_code)),
+        (junit_path, failure_junit(command, cluster, problems, kind=kind)),
+    )
+    for path, text in texts:
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.write_text(text)
 
 
 def _print_report(

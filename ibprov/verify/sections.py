@@ -163,6 +163,9 @@ def run_sections(
 
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of report.json for every registered section."""
+    from ibprov.report.failure import ERROR_SCHEMA
     from ibprov.report.json_report import report_schema as compose
 
-    return compose({info.name: load_section(info).facts_schema for info in SECTIONS})
+    schema = compose({info.name: load_section(info).facts_schema for info in SECTIONS})
+    head = {k: schema.pop(k) for k in ("$schema", "title")}
+    return {**head, "oneOf": [schema, ERROR_SCHEMA]}

@@ -95,3 +95,48 @@ def test_via_runs_through_ansible_on_the_named_node(monkeypatch: pytest.MonkeyPa
     runner = calls[0]["runner"]
     assert (runner.where, runner.env) == ("sm01 (ansible)", {"SIM_HOST": "H-x"})
     assert calls[0]["prefetched"] == [], "nothing runs on this host with --via"
+
+
+def test_a_spec_error_still_writes_report_json_and_junit_with_the_problems(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from ibprov.verify.sections import report_schema
+
+    out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    result = run("--fabric", str(tmp_path / "missing.yaml"), "--json", str(out_json), "--junit", str(out_xml))
+    assert result.exit_code == 2
+    doc = json.loads(out_json.read_text())
+    assert (doc["result"], doc["exit_code"], doc["command"]) == ("error", 2, "verify --fabric")
+    assert doc["problems"] == [f"{tmp_path / 'missing.yaml'}:1:1: no such file"]
+    jsonschema.Draft202012Validator(report_schema()).validate(doc)
+    suite = ET.parse(out_xml).getroot()
+    assert (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("1", "1", "0")
+    error = suite.find("testsuite/testcase/error")
+    assert error is not None
+    assert error.get("message") == f"{tmp_path / 'missing.yaml'}:1:1: no such file"
+
+
+def test_a_fabric_that_cannot_be_collected_still_writes_the_reports(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no infiniband-diags here
+    out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    result = run("--fabric", str(RACK), "--json", str(out_json), "--junit", str(out_xml))
+    assert result.exit_code == 3
+    doc = json.loads(out_json.read_text())
+    assert (doc["result"], doc["exit_code"], doc["cluster"]) == ("error", 3, "")
+    assert doc["problems"][0].startswith("could not collect from the fabric: ibnetdiscover exited 127")
+    assert ET.parse(out_xml).getroot().get("errors") == "1"
+
+
+def test_a_failed_twin_proof_is_one_junit_failure_per_problem() -> None:
+    from ibprov.report.failure import failure_junit
+
+    xml = failure_junit(
+        "twin", "rack1", ["no SUBNET UP within 120s", "partitions.conf parse error: PARSE ERROR"], kind="failure"
+    )
+    root = ET.fromstring(xml)
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("2", "2", "0")
+    assert [f.get("message") for f in root.iter("failure")] == [
+        "no SUBNET UP within 120s",
+        "partitions.conf parse error: PARSE ERROR",
+    ]
