@@ -216,6 +216,7 @@ def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
             "mtu": _mtu_code(spec.default_partition.mtu),
             "rate": _rate_code(spec.default_partition.rate),
             "sl": spec.default_partition.sl,
+            "full_members": _sm_port_guids(loaded, book) if spec.default_partition.membership != "full" else [],
         },
         "ib_sm_partitions": _partition_vars(loaded, book, data.problems),
         "ib_sm_qos_policy": _qos_policy(spec),
@@ -255,6 +256,18 @@ def _cn_guids(loaded: LoadedSpec, book: GuidBook, notes: list[str]) -> list[str]
         notes.append("no cn_guid_file: some port GUIDs are unknown; ftree treats every CA as a compute node")
         return []
     return [fmt_guid(g) for g in sorted(g for g in guids if g is not None)]
+
+
+def _sm_port_guids(loaded: LoadedSpec, book: GuidBook) -> list[str]:
+    """Every planned SM instance's port GUID (known ones): full members of Default whichever SM is master,
+    so that a failover changes no PKey table (``SELF=full`` alone makes only the running master's port full)."""
+    out = []
+    for inst in loaded.spec.subnet_manager.instances:
+        node = next(n for n in loaded.spec.nodes if n.name == inst.node)
+        guid = book.port_guid(inst.node, inst.hca or node.hcas[0].device, inst.port)
+        if guid is not None:
+            out.append(fmt_guid(guid))
+    return sorted(set(out))
 
 
 def expected_pkeys(loaded: LoadedSpec, book: GuidBook) -> dict[str, set[int]]:

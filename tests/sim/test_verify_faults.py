@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ibprov.report.model import SectionReport, Severity
-from ibprov.spec import LoadedSpec, load_spec
+from ibprov.spec import LoadedSpec, load_spec, load_spec_text
 from ibprov.twin.bringup import TwinRun, hca_id, start_twin  # (twin.netfile first is a circular import)
 from ibprov.twin.sim import OpenSM
 from ibprov.verify.collect import collector, pkeytables
@@ -367,6 +367,29 @@ def test_after_failover_the_new_master_passes_because_the_plan_allows_it(tmp_pat
     assert stopped.severity is Severity.WARNING
     assert "took over as MASTER" in stopped.observed
     assert report.exit_code == 0  # the plan allows sm02 as master while sm01 is down
+
+
+def test_with_a_limited_default_partition_every_sm_port_stays_full_through_a_failover(tmp_path: Path) -> None:
+    def fast_failover(opensm_dir: Path) -> None:
+        for conf in opensm_dir.glob("*/opensm.*.conf"):
+            conf.write_text(conf.read_text() + "sminfo_polling_timeout 1000\npolling_retry_number 2\n")
+
+    text = (
+        (EXAMPLES / "rack.yaml")
+        .read_text()
+        .replace("default_partition:\n  membership: full", "default_partition:\n  membership: limited")
+    )
+    assert "membership: limited" in text
+    loaded = load_spec_text(text, str(tmp_path / "limited.yaml"))
+    with twin(loaded, tmp_path / "twin", opensm=fast_failover) as run:
+        before = verify(loaded, run)
+        master, (_node, _prio, standby) = run.master, run.sms[1]
+        offset = len(standby.log_text())
+        master.stop()
+        assert standby.wait_for("SUBNET UP", 30, after=offset), standby.log_text()[offset:]
+        after = verify(loaded, run)
+    assert before.findings == [], [f.text for f in before.findings]  # the standby's port is full too
+    assert found(after) == {("sm.standby_missing", "sm01 mlx5_0 port 1")}, "no PKey table changed"
 
 
 def test_a_qos_table_that_differs_from_the_plan_is_a_qos_finding(tmp_path: Path) -> None:
