@@ -88,8 +88,11 @@ def _member_kind(m: Member) -> str:
     return "node" if m.node else "group" if m.group else "all"
 
 
+Missing = dict[str, tuple[tuple[str | int, ...], list[str], list[str]]]  # node -> (first member, ports, partitions)
+
+
 def _member_ports(
-    loaded: LoadedSpec, book: GuidBook, part_index: int, part: Partition, problems: list[Problem]
+    loaded: LoadedSpec, book: GuidBook, part_index: int, part: Partition, missing: Missing
 ) -> list[dict[str, str]]:
     """Port GUID -> membership for one partition; the most specific member entry wins, then the strongest."""
     spec = loaded.spec
@@ -117,20 +120,35 @@ def _member_ports(
     for (node, dev, port), (_s, _r, membership) in chosen.items():
         guid = book.port_guid(node, dev, port)
         if guid is None:
-            problems.append(
-                loaded.source.problem(
-                    origin[(node, dev, port)],
-                    f"partition {part.name}: no port GUID for {node}/{dev}:{port}; add it under "
-                    f"{node}'s hcas[].port_guids or run `ibprov discover` to write the lock file",
-                )
-            )
+            _first, ports, parts = missing.setdefault(node, (origin[(node, dev, port)], [], []))
+            ports.append(f"{dev}:{port}")
+            parts.append(part.name)
             continue
         out.append((guid, membership))
     return [{"guid": fmt_guid(g), "membership": ms} for g, ms in sorted(out)]
 
 
+def _missing_guid_problems(loaded: LoadedSpec, missing: Missing) -> list[Problem]:
+    """One located problem per node whose ports partitions need but whose GUIDs nothing gives yet."""
+    out = []
+    for node, (where, ports, parts) in missing.items():
+        names = ", ".join(dict.fromkeys(ports))
+        count = len(dict.fromkeys(ports))
+        out.append(
+            loaded.source.problem(
+                where,
+                f"no port GUID for {node} ({count} port{'s' if count != 1 else ''}: {names}), which partition"
+                f"{'s' if len(set(parts)) != 1 else ''} {', '.join(dict.fromkeys(parts))} need"
+                f"{'' if len(set(parts)) != 1 else 's'}: add them under {node}'s hcas[].port_guids or run "
+                "`ibprov discover` to write the lock file (for the twin: --synthetic-guids)",
+            )
+        )
+    return out
+
+
 def _partition_vars(loaded: LoadedSpec, book: GuidBook, problems: list[Problem]) -> list[dict[str, Any]]:
     out = []
+    missing: Missing = {}
     for i, p in enumerate(loaded.spec.partitions):
         out.append(
             {
@@ -141,9 +159,10 @@ def _partition_vars(loaded: LoadedSpec, book: GuidBook, problems: list[Problem])
                 "rate": _rate_code(p.rate),
                 "sl": p.sl,
                 "defmember": p.defmember,
-                "members": _member_ports(loaded, book, i, p, problems),
+                "members": _member_ports(loaded, book, i, p, missing),
             }
         )
+    problems += _missing_guid_problems(loaded, missing)
     return out
 
 

@@ -79,8 +79,11 @@ def test_partition_member_without_guid_fails_render_naming_node_and_fix(tmp_path
     spec.write_text(_without_node01_guids())
     code, _out, err = _render(str(spec), "-o", str(tmp_path / "out"))
     assert code == 2
-    assert "no port GUID for node01/mlx5_0:1" in err
+    problems = [line for line in err.splitlines() if "no port GUID" in line]
+    assert len(problems) == 1, "one located problem per node, not one per port and partition"
+    assert "no port GUID for node01 (1 port: mlx5_0:1), which partition" in problems[0]
     assert "ibprov discover" in err
+    assert "for the twin: --synthetic-guids" in err
     assert err.splitlines()[0].startswith(f"{spec}:")
     assert not (tmp_path / "out" / "opensm" / "partitions.conf").exists()
 
