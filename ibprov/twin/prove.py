@@ -181,10 +181,18 @@ def _check_pkeys(
     result: ProofResult,
 ) -> None:
     expected = expected_pkeys(loaded, book)
+    names = {
+        fmt_guid(g): f"{node.name} {hca.device} port {port}"
+        for node in loaded.spec.nodes
+        for hca in node.hcas
+        for port in hca.ports
+        if (g := book.port_guid(node.name, hca.device, port)) is not None
+    }
     bad = 0
     for guid, want in sorted(expected.items()):
+        name = names.get(guid, f"port {guid}")
         if guid not in lids:
-            result.problems.append(f"port {guid} is not on the twin")
+            result.problems.append(f"{name} ({guid}) is not on the twin")
             continue
         lid, port = lids[guid]
         out = run.sim.run(["smpquery", "pkeys", str(lid), str(port)], probe)
@@ -195,7 +203,7 @@ def _check_pkeys(
             continue
         if have != want:
             bad += 1
-            result.problems.append(f"port {guid} (lid {lid}) PKeys: planned {_keys(want)}, found {_keys(have)}")
+            result.problems.append(f"{name} ({guid}, lid {lid}) PKeys: planned {_keys(want)}, found {_keys(have)}")
     result.lines.append(f"PKey tables: {len(expected) - bad} of {len(expected)} ports exactly as planned")
 
 

@@ -52,7 +52,7 @@ def test_a_qos_table_that_differs_from_the_plan_is_reported(tmp_path: Path) -> N
     assert any("SL2VL: planned [0, 1, 2" in p and "found [1, 0, 2" in p for p in result.problems)
 
 
-def test_a_missing_member_port_is_reported_by_its_guid(tmp_path: Path) -> None:
+def test_a_missing_member_port_is_reported_by_node_device_and_guid(tmp_path: Path) -> None:
     spec = load_spec(Path(__file__).resolve().parents[2] / "examples" / "qos-partitions.yaml")
 
     def drop_first_member(opensm_dir: Path) -> None:
@@ -63,7 +63,8 @@ def test_a_missing_member_port_is_reported_by_its_guid(tmp_path: Path) -> None:
         conf.write_text("".join(lines))
 
     result = prove(spec, tmp_path, before_start=drop_first_member)
-    assert any(re.match(r"port 0x[0-9a-f]{16} \(lid \d+\) PKeys: planned", p) for p in result.problems)
+    pattern = r"\w+ mlx5_0 port 1 \(0x[0-9a-f]{16}, lid \d+\) PKeys: planned"
+    assert any(re.match(pattern, p) for p in result.problems), result.problems
 
 
 def test_log_failures_recognises_opensm_fallback_lines() -> None:
