@@ -1,7 +1,8 @@
 """``ibprov discover``: read the fabric with ``ibnetdiscover`` and turn it into a spec or a lock file.
 
 * No spec yet: :func:`write_skeleton` writes a spec skeleton (every switch, HCA and cable, with GUIDs;
-  on a live fabric also the subnet managers found running, see :mod:`.sms`).
+  the HCAs of one host grouped under it, see :mod:`.hosts`; on a live fabric also the subnet managers
+  found running, see :mod:`.sms`).
 * A spec: :func:`write_lock` matches the fabric to it and writes only ``<spec>.lock.yaml``;
   the spec itself is never changed.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ibprov.discover.found import Cable, Device, Found, found_from_text, read_saved, run_ibnetdiscover
+from ibprov.discover.hosts import PLACEHOLDER_DEVICE, CaRole, HostGroup, classify, group_hosts
 from ibprov.discover.match import Conflict, Matched, MatchResult, match_fabric
 from ibprov.discover.skeleton import Skeleton, build_skeleton, sanitize
 from ibprov.discover.sms import FoundSm, SmSurvey, read_live, survey_sms
@@ -19,17 +21,22 @@ from ibprov.render.guids import LockFile
 from ibprov.spec import load_spec
 
 __all__ = [
+    "PLACEHOLDER_DEVICE",
+    "CaRole",
     "Cable",
     "Conflict",
     "Device",
     "Found",
     "FoundSm",
+    "HostGroup",
     "MatchResult",
     "Matched",
     "Skeleton",
     "SmSurvey",
     "build_skeleton",
+    "classify",
     "found_from_text",
+    "group_hosts",
     "match_fabric",
     "read_live",
     "read_saved",

@@ -24,6 +24,7 @@ class Device:
     description: str
     port_count: int | None = None  # None when the device has no block of its own in the output
     port_guids: dict[int, int] = field(default_factory=dict)  # CA ports
+    sysimgguid: int | None = None  # SystemImageGUID (``sysimgguid=``): shared by the CAs of one system
 
     @property
     def desc(self) -> str:
@@ -104,6 +105,7 @@ def found_from_text(text: str) -> Found:
             node.description,
             node.port_count,
             {p.number: p.guid for p in node.ports if p.guid is not None},
+            node.sysimgguid or None,
         )
         if node.type == "SW" and node.lid:
             found.lids[node.lid] = (node.guid, 0)

@@ -5,7 +5,9 @@ Order of evidence:
 1. GUID: the spec already names the device's GUID.
 2. Description: the NodeDescription is the planned one (``'<name> <device>'`` or the node's
    ``description`` for an HCA; the switch's name or ``description``), and exactly one planned and one
-   found device carry it.
+   found device carry it. An HCA also matches where its description names its node and device in one
+   of the forms real fabrics use (:mod:`.hosts`): ``gpu01 HCA-3`` is ``gpu01/hca3``, and
+   ``gpu01 mlx5_0 rail0`` is ``gpu01/mlx5_0``.
 3. Position: the device sits at the planned port of a device matched already, on the planned port
    of its own (repeated until nothing changes, so a whole renamed subtree is found from its root).
 
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ibprov.discover.found import Device, Found
-from ibprov.discover.skeleton import natural_key
+from ibprov.discover.hosts import classify, natural_key
 from ibprov.render.guids import LockFile, fmt_guid
 from ibprov.spec import LoadedSpec
 
@@ -159,6 +161,21 @@ class _Matcher:
                 if pid not in self.of and dev.guid not in self.taken:
                     self.take(pid, dev, "description")
 
+    def by_host_and_device(self) -> None:
+        """An HCA whose description names host and device (or HCA index), when exactly one of each is left."""
+        planned = {
+            tuple(pid.split("/", 1)): pid for pid, kind in self.plan.kind.items() if kind == "CA" and pid not in self.of
+        }
+        found: dict[tuple[str, str], list[Device]] = defaultdict(list)
+        for dev in self.found.devices.values():
+            role = classify(dev.description)
+            if dev.kind == "CA" and dev.guid not in self.taken and role.host and role.device:
+                found[(role.host, role.device)].append(dev)
+        for key, devs in sorted(found.items()):
+            pid = planned.get(key)
+            if pid is not None and len(devs) == 1:
+                self.take(pid, devs[0], "description")
+
     def by_position(self) -> None:
         queue = deque(sorted(self.of))
         while queue:
@@ -184,6 +201,7 @@ def match_fabric(loaded: LoadedSpec, found: Found, previous: LockFile | None = N
     m = _Matcher(plan, found)
     m.by_guid()
     m.by_description()
+    m.by_host_and_device()
     m.by_position()
     result = MatchResult(planned=len(plan.kind))
     switches: dict[str, int] = {}

@@ -1,8 +1,12 @@
 """A spec skeleton from a discovered fabric: every switch, HCA and cable, with the fabric's GUIDs.
 
-Names come from the node descriptions (``"node01 mlx5_0"`` -> node ``node01``, HCA ``mlx5_0``; HCAs of
-one host are grouped under it), sanitised to the spec's name pattern; where a name had to change, the
-original description is kept in ``description`` so that ``ibprov discover`` recognises the device later.
+Names come from the node descriptions (``"node01 mlx5_0"`` -> node ``node01``, HCA ``mlx5_0``), sanitised
+to the spec's name pattern; the HCAs of one host are grouped under it (NodeDescription conventions and
+SystemImageGUID, see :mod:`.hosts`), and CAs that are no hosts (SHARP aggregation nodes, UFM appliances,
+gateways) are kept apart, after the hosts, in a group of their kind. Where a name had to change, the
+original description is kept in ``description`` (or, on a node of several HCAs, in a comment on the HCA's
+line) so that ``ibprov discover`` recognises the device later; a device name that is not the kernel's
+(``hca<n>``) is marked REVIEW.
 Switch roles are guessed from the cabling. The result always validates (it is checked before it is
 returned).
 """
@@ -11,33 +15,27 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ibprov.discover.found import Cable, Device, Found, Port
+from ibprov.discover.hosts import CaRole, group_hosts, natural_key, sanitize
 from ibprov.discover.sms import FoundSm, SmSurvey
 from ibprov.errors import CollectError
 from ibprov.spec import load_spec_text
-from ibprov.spec.types import NAME_RE
 from ibprov.spec.units import Speed, Width
 
 __all__ = ["Skeleton", "build_skeleton", "natural_key", "sanitize"]
 
-_HOST_DEVICE = re.compile(r"^(\S+)\s+([a-z][a-z0-9_]{0,31})$")
 _PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+_WRITABLE = re.compile(r"[!$-\[\]-z|~]([ !$-\[\]-z|~]{0,62}[!$-\[\]-z|~])?")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"}
 FALLBACK_DEVICE = "hca0"
-
-
-def sanitize(text: str) -> str:
-    """``"MF0;sw-a:MQM8700/U1"`` -> ``"MF0-sw-a-MQM8700-U1"``: the spec's name pattern, at most 63 characters."""
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", text.strip())
-    name = re.sub(r"-{2,}", "-", name).lstrip("-_.")[:63].rstrip("-")
-    return name if re.fullmatch(NAME_RE, name) else ""
-
-
-def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that puts node2 before node10."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+_NON_HOST = {
+    "sharp": "SHARP aggregation node",
+    "ufm": "UFM appliance",
+    "gateway": "gateway",
+}
 
 
 def _scalar(text: str) -> str:
@@ -56,7 +54,8 @@ class _Node:
     name: str
     description: str | None = None  # set when '<name> <device>' is not the fabric's description
     hcas: dict[str, Device] = field(default_factory=dict)
-    grouped: bool = True  # further HCAs of the same host may join
+    kind: str = "host"  # or a CA that is no host: "sharp", "ufm", "gateway"
+    comments: dict[str, str] = field(default_factory=dict)  # device -> the comment on its line
 
 
 @dataclass
@@ -69,6 +68,9 @@ class Skeleton:
     notes: list[str] = field(default_factory=list)
     sms: list[str] = field(default_factory=list)  # the SMs written into subnet_manager.instances
     sm_status: str = ""  # one line on them: "subnet managers found: ..." or why it is a placeholder
+    hosts: int = 0  # the nodes that are hosts (the others: SHARP aggregation nodes, UFM appliances, ...)
+    placeholders: list[str] = field(default_factory=list)  # "gpu01/hca1": no kernel name was discoverable
+    non_hosts: list[str] = field(default_factory=list)  # "sharp-leaf01 (SHARP aggregation node)"
 
 
 class _Names:
@@ -83,6 +85,12 @@ class _Names:
             name = wanted[: 63 - len(suffix)] + suffix
         self.taken.add(name)
         return name
+
+
+def writable_description(text: str) -> bool:
+    """Whether a spec's ``description`` can hold this NodeDescription (printable ASCII, at most 64
+    characters, none of ``"#{}\\``, which the node-name-map, topology files or Ansible would misread)."""
+    return bool(_WRITABLE.fullmatch(text))
 
 
 def _is_aggregation_node(dev: Device) -> bool:
@@ -112,25 +120,77 @@ def _roles(found: Found) -> dict[int, str]:
     return {g: "leaf" if level.get(g) == 1 else ("core" if level.get(g, 2) >= 3 else "spine") for g in switches}
 
 
-def _group_hcas(cas: list[Device], names: _Names) -> list[_Node]:
-    nodes: dict[str, _Node] = {}
-    for dev in sorted(cas, key=lambda d: (natural_key(d.desc), d.guid)):
-        match = _HOST_DEVICE.match(dev.desc)
-        if match and sanitize(match[1]) == match[1]:
-            host, device = match[1], match[2]
-            node = nodes.get(host)
-            if node is not None and node.grouped and device not in node.hcas:
-                node.hcas[device] = dev
-                continue
-            if node is None and host not in names.taken:
-                nodes[names.claim(host)] = _Node(host, None, {device: dev})
-                continue
+def _group_hcas(found: Found, names: _Names, switch_name: dict[int, str]) -> tuple[list[_Node], list[str]]:
+    """One node per host (see :mod:`.hosts`), then one per CA that is no host; and the notes on them."""
+    nodes: list[_Node] = []
+    notes: list[str] = []
+    split: dict[str, list[str]] = {}
+    for group in group_hosts(found.of_kind("CA")):
+        first = min(group.hcas.values(), key=lambda d: (natural_key(d.desc), d.guid))
+        if group.kind != "host":
+            where = switch_name.get(found.peer.get((first.guid, min(_hca_ports(found, first))), (0, 0))[0])
+            wanted = sanitize(f"{group.kind}-{where}") if group.kind == "sharp" and where else sanitize(first.desc)
+            node = _Node(names.claim(wanted or f"ca-{first.guid:016x}"), kind=group.kind, hcas=dict(group.hcas))
         else:
-            device = FALLBACK_DEVICE
-            host = sanitize(dev.desc) or f"ca-{dev.guid:016x}"
-        name = names.claim(host)  # a second host with this name, or a name that had to change
-        nodes[name] = _Node(name, dev.desc or None, {device: dev}, grouped=False)
-    return sorted(nodes.values(), key=lambda n: natural_key(n.name))
+            wanted = group.host or sanitize(first.desc) or f"ca-{first.guid:016x}"
+            node = _Node(names.claim(wanted), hcas=dict(group.hcas))
+            if group.split and group.host is not None:
+                split.setdefault(group.host, []).append(node.name)
+            if len(group.hosts_named) > 1:
+                image = f"0x{first.sysimgguid or 0:016x}"
+                notes.append(
+                    f"the CAs described as hosts {', '.join(group.hosts_named)} share SystemImageGUID {image}: "
+                    f"they are one system, written as node {node.name}; REVIEW its name"
+                )
+        if len(node.hcas) == 1:
+            ((device, dev),) = node.hcas.items()
+            if dev.desc != f"{node.name} {device}" and writable_description(dev.desc):
+                node.description = dev.desc
+        for device, dev in node.hcas.items():
+            comment = _comment(node, device, dev, group.roles[device])
+            if comment:
+                node.comments[device] = comment
+        nodes.append(node)
+    for host, renamed in split.items():
+        notes.append(
+            f"more than one host describes itself as {host!r}: the others are {', '.join(renamed)} "
+            "(their HCAs kept apart); REVIEW their names"
+        )
+    placeholders = [f"{n.name}/{d}" for n in nodes if n.kind == "host" for d in n.hcas if d in _placeholders(n)]
+    if placeholders:
+        notes.append(
+            f"{len(placeholders)} HCA(s) have no kernel device name in their NodeDescription (MLNX_OFED's "
+            "'<host> HCA-<n>', or none at all): written as placeholders hca<n>, marked REVIEW; rename each to "
+            "the host's device of that node_guid (ibstat on the host shows it)"
+        )
+    others = [n for n in nodes if n.kind != "host"]
+    if others:
+        kinds = Counter(_NON_HOST[n.kind] for n in others)
+        what = ", ".join(f"{count} {kind}(s)" for kind, count in sorted(kinds.items()))
+        notes.append(
+            f"kept apart from the compute nodes (group {', '.join(sorted({n.kind for n in others}))}): {what}; "
+            "they are no hosts to provision, but stay in the spec so that verify knows the devices"
+        )
+    hosts = sorted((n for n in nodes if n.kind == "host"), key=lambda n: natural_key(n.name))
+    return hosts + sorted(others, key=lambda n: natural_key(n.name)), notes
+
+
+def _comment(node: _Node, device: str, dev: Device, role: CaRole) -> str:
+    """The comment on an HCA's line: what it is where that is not plain, and a REVIEW on a made-up name."""
+    shown = json.dumps(dev.desc)
+    if node.kind != "host":
+        return f"{_NON_HOST[node.kind]}: not a host, {shown}"
+    if role.form == "index":
+        return f"REVIEW: {shown} gives HCA-{role.index}, not the kernel name; {device} is a placeholder"
+    if not role.kernel_name_known:
+        return f"REVIEW: {shown} gives no device name; {device} is a placeholder"
+    if node.description is None and dev.desc != f"{node.name} {device}":
+        return f"NodeDescription {shown}"
+    return ""
+
+
+def _placeholders(node: _Node) -> set[str]:
+    return {d for d, c in node.comments.items() if c.startswith("REVIEW:")}
 
 
 @dataclass
@@ -163,13 +223,14 @@ def build_skeleton(
     for dev in switches:
         layout.switch_name[dev.guid] = names.claim(sanitize(dev.desc) or f"switch-{dev.guid:016x}")
     switches.sort(key=lambda d: (order[roles[d.guid]], natural_key(layout.switch_name[d.guid])))
-    nodes = _group_hcas(found.of_kind("CA"), names)
+    nodes, host_notes = _group_hcas(found, names, layout.switch_name)
     if not nodes:
         raise CollectError("ibnetdiscover found no HCA: a spec needs at least one node")
     for node in nodes:
         for device, dev in node.hcas.items():
             layout.hca_of[dev.guid] = (node.name, device)
     notes = [f"skipped router {d.label()} (the spec has no routers)" for d in found.of_kind("RT")]
+    notes += host_notes
     speed, width = found.common_rate()
     if speed is None:
         notes.append("no cable reports a known speed: fabric.speed is a placeholder (HDR)")
@@ -184,9 +245,11 @@ def build_skeleton(
     ]
     sm = _sm_section(nodes, layout, found, sms or SmSurvey.not_asked())
     notes += sm.notes
+    hosts = sum(1 for n in nodes if n.kind == "host")
+    also = f" ({hosts} hosts, {len(nodes) - hosts} other CAs)" if hosts != len(nodes) else ""
     header = [
         f"# Discovered by `ibprov discover` from {source}: {len(switches)} switches, "
-        f"{sum(len(n.hcas) for n in nodes)} HCAs on {len(nodes)} nodes, {len(links)} cables.",
+        f"{sum(len(n.hcas) for n in nodes)} HCAs on {len(nodes)} nodes{also}, {len(links)} cables.",
         "# GUIDs and cabling are the fabric's; names come from the node descriptions.",
         "# Fill in / REVIEW before use:",
         "#   - node names, groups, address and user (names were taken from the node descriptions)",
@@ -219,12 +282,24 @@ def build_skeleton(
     text = "\n".join(header) + "\n\n" + "\n".join(body) + "\n"
     load_spec_text(text, f"{cluster}.yaml")  # never hand out a skeleton that does not validate
     hcas = sum(len(n.hcas) for n in nodes)
-    return Skeleton(text, len(switches), len(nodes), hcas, len(links), notes, sm.found, sm.status)
+    return Skeleton(
+        text,
+        len(switches),
+        len(nodes),
+        hcas,
+        len(links),
+        notes,
+        sm.found,
+        sm.status,
+        hosts,
+        [f"{n.name}/{d}" for n in nodes if n.kind == "host" for d in sorted(_placeholders(n), key=natural_key)],
+        [f"{n.name} ({_NON_HOST[n.kind]})" for n in nodes if n.kind != "host"],
+    )
 
 
 def _sm_node(nodes: list[_Node]) -> str:
     """The first node that is a host (a switch's aggregation node cannot run OpenSM)."""
-    hosts = [n for n in nodes if not any(_is_aggregation_node(d) for d in n.hcas.values())]
+    hosts = [n for n in nodes if n.kind == "host"]
     return (hosts or nodes)[0].name
 
 
@@ -334,7 +409,11 @@ def _hca_ports(found: Found, dev: Device) -> list[int]:
 def _node_lines(found: Found, nodes: list[_Node]) -> list[str]:
     out: list[str] = []
     for node in nodes:
+        if node.kind != "host" and node is next(n for n in nodes if n.kind != "host"):
+            out.append("  # not compute nodes: CAs that are no hosts (SHARP aggregation nodes, UFM appliances, ...)")
         out.append(f"  - name: {_scalar(node.name)}")
+        if node.kind != "host":
+            out.append(f"    groups: [{node.kind}]")
         if node.description is not None:
             out.append(f"    description: {json.dumps(node.description)}")
         out.append("    hcas:")
@@ -347,16 +426,21 @@ def _node_lines(found: Found, nodes: list[_Node]) -> list[str]:
             if dev.port_guids:
                 pg = ", ".join(f"{p}: {_guid(g)}" for p, g in sorted(dev.port_guids.items()))
                 fields.append(f"port_guids: {{{pg}}}")
-            out.append(f"      - {{{', '.join(fields)}}}")
+            comment = f"   # {node.comments[device]}" if device in node.comments else ""
+            out.append(f"      - {{{', '.join(fields)}}}{comment}")
     return out
 
 
 def _switch_line(dev: Device, name: str, role: str, found: Found) -> str:
     ports = max([dev.port_count or 0, *found.ports_used(dev.guid)])
     fields = [f"name: {_scalar(name)}", f"role: {role}", f"ports: {ports}", f"node_guid: {_guid(dev.guid)}"]
+    comment = ""
     if name != dev.desc and dev.desc:
-        fields.append(f"description: {json.dumps(dev.desc)}")
-    return f"  - {{{', '.join(fields)}}}"
+        if writable_description(dev.desc):
+            fields.append(f"description: {json.dumps(dev.desc)}")
+        else:
+            comment = f"   # NodeDescription {json.dumps(dev.desc)} (a spec description cannot hold it)"
+    return f"  - {{{', '.join(fields)}}}{comment}"
 
 
 def _links(found: Found, layout: _Layout, roles: dict[int, str], speed: Speed, width: Width) -> list[str]:

@@ -56,6 +56,7 @@ class Node:
     lid: int | None = None  # switch port-0 LID
     port_guid: int | None = None  # switch port-0 GUID
     ports: tuple[NodePort, ...] = ()  # CA/router ports
+    sysimgguid: int | None = None  # the block's SystemImageGUID (``sysimgguid=``); None in -p/-l mode
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ class _Builder:
         self.links: dict[frozenset[tuple[int | None, int]], Link] = {}
         self.current: Node | None = None
         self.switch_port_guid: int | None = None
+        self.sysimgguid: int | None = None
 
     def fabric(self) -> Fabric:
         return Fabric(tuple(self.nodes.values()), tuple(self.links.values()))
@@ -134,6 +136,8 @@ class _Builder:
         if header := _HEADER.match(line):
             if header[1] == "switchguid" and header[3]:
                 self.switch_port_guid = hex_int(header[3])
+            elif header[1] == "sysimgguid":
+                self.sysimgguid = hex_int(header[2])
             return True
         if node := _NODE.match(line):
             return self._node(node)
@@ -160,9 +164,10 @@ class _Builder:
         elif m[6].strip():
             return False
         port_guid = self.switch_port_guid if node_type == "SW" else None
-        self.current = Node(node_type, guid, m[5], int(m[2]), lid, port_guid)
+        self.current = Node(node_type, guid, m[5], int(m[2]), lid, port_guid, sysimgguid=self.sysimgguid)
         self.nodes[guid] = self.current
         self.switch_port_guid = None
+        self.sysimgguid = None
         return True
 
     def _port(self, m: re.Match[str]) -> bool:
@@ -212,4 +217,6 @@ def _end_key(end: LinkEnd) -> tuple[int | None, int]:
 
 def _with_port(node: Node, port: NodePort) -> Node:
     ports = (*(p for p in node.ports if p.number != port.number), port)
-    return Node(node.type, node.guid, node.description, node.port_count, node.lid, node.port_guid, ports)
+    return Node(
+        node.type, node.guid, node.description, node.port_count, node.lid, node.port_guid, ports, node.sysimgguid
+    )

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from ibprov.report.model import Finding, Severity
 from ibprov.verify.checking import Check, CheckFamily
-from ibprov.verify.nodes.observation import HostObservation, PortFacts
+from ibprov.verify.nodes.observation import DeviceFacts, HostObservation, PortFacts
 from ibprov.verify.nodes.plan import NodePlan, PlannedPort
 
 __all__ = ["FAMILIES", "Hosts", "reached", "version_matches"]
@@ -138,16 +138,36 @@ def _unreachable(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     return out
 
 
+def _on_host(obs: HostObservation, p: PlannedPort) -> tuple[str, DeviceFacts] | None:
+    """The host's device for a planned HCA: by name; a placeholder name (discover's ``hca3``) by node GUID."""
+    dev = obs.devices.get(p.device_on_host)
+    if dev is not None or p.placeholder_guid is None:
+        return (p.device_on_host, dev) if dev is not None else None
+    for name, facts in obs.devices.items():
+        try:
+            guid = int(facts.node_guid or "", 16)
+        except ValueError:
+            continue
+        if guid == p.placeholder_guid:
+            return name, facts
+    return None
+
+
 def _hca_missing(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     out = []
     for p in plan.ports:
         obs = _reached(hosts, p.host)
         if obs is None or p.hidden:
             continue
-        dev = obs.devices.get(p.device_on_host)
+        found = _on_host(obs, p)
+        dev = found[1] if found is not None else None
         if dev is None:
             seen = ", ".join(sorted(obs.devices)) or "no RDMA device"
             planned = p.device + (f" (as {p.seen_as} on the twin)" if p.seen_as else "")
+            if p.placeholder_guid is not None:
+                wanted = f"an HCA with node GUID 0x{p.placeholder_guid:016x}"
+                out.append(HCA_MISSING.finding(p.name, f"{planned}: {wanted}", f"no such HCA ({seen})"))
+                continue
             out.append(HCA_MISSING.finding(p.name, f"{planned} present", f"no {p.device_on_host} ({seen})"))
         elif p.port not in dev.ports:
             seen = ", ".join(map(str, sorted(dev.ports))) or "none"
@@ -155,10 +175,14 @@ def _hca_missing(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     return out
 
 
-def _device_caveats(plan: NodePlan, _hosts: Hosts) -> dict[str, str]:
+def _device_caveats(plan: NodePlan, hosts: Hosts) -> dict[str, str]:
     out = {}
     for p in plan.ports:
-        if p.hidden:
+        obs = _reached(hosts, p.host)
+        found = _on_host(obs, p) if obs is not None and p.placeholder_guid is not None else None
+        if found is not None and found[0] != p.device:
+            out[p.name] = f"{p.device} is {found[0]} on the host (by node GUID): rename it in the spec"
+        elif p.hidden:
             out[p.name] = "the twin attaches one simulated HCA per node container: this one is not on the host"
         elif p.seen_as:
             out[p.name] = f"the twin's simulated HCA is named {p.seen_as}: judged as {p.device}"
@@ -167,9 +191,10 @@ def _device_caveats(plan: NodePlan, _hosts: Hosts) -> dict[str, str]:
 
 def _port(hosts: Hosts, p: PlannedPort) -> PortFacts | None:
     obs = _reached(hosts, p.host)
-    if p.hidden:
+    if p.hidden or obs is None:
         return None
-    dev = obs.devices.get(p.device_on_host) if obs is not None else None
+    found = _on_host(obs, p)
+    dev = found[1] if found is not None else None
     return dev.ports.get(p.port) if dev is not None else None
 
 
@@ -214,7 +239,8 @@ def _firmware(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     seen: dict[tuple[str, str], str] = {}  # (host, device) -> fw, for devices the spec names no version for
     for p in plan.ports:
         obs = _reached(hosts, p.host)
-        dev = obs.devices.get(p.device_on_host) if obs is not None and not p.hidden else None
+        found = _on_host(obs, p) if obs is not None and not p.hidden else None
+        dev = found[1] if found is not None else None
         if dev is None or (p.host, p.device) in seen:
             continue
         fw = dev.fw_ver or "unknown"

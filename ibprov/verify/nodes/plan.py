@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ibprov.discover.hosts import PLACEHOLDER_DEVICE as PLACEHOLDER
+from ibprov.render.guids import GuidBook
 from ibprov.spec import LoadedSpec
 from ibprov.spec.types import Endpoint
 from ibprov.spec.units import data_rate_gbps
@@ -25,6 +27,9 @@ class PlannedPort:
     twin_rate_text: str = ""  # "HDR 4x (200 Gb/s)"
     seen_as: str = ""  # the device name the host shows it under, when not ``device`` (the twin's ibsim0)
     hidden: bool = False  # the host cannot show it at all (a node container sees only its first HCA)
+    # discover's placeholder name (``hca3``, from a "<host> HCA-3" description): the HCA is found on the
+    # host by this node GUID instead of by name
+    placeholder_guid: int | None = None
 
     @property
     def device_on_host(self) -> str:
@@ -62,12 +67,14 @@ def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> No
 
     spec = loaded.spec
     cables = {end: link for link in loaded.topology.links for end in (link.a, link.b)}
+    book = GuidBook.for_spec(loaded)
     nodes = [n for n in spec.nodes if twin is None or not twin.containers or n.name in twin.containers]
     ports = []
     for node in nodes:
         for index, hca in enumerate(node.hcas):
             seen_as = twin.device_name if twin is not None and twin.containers else ""
             hidden = bool(seen_as) and index > 0
+            placeholder = book.hca_guid(node.name, hca.device) if PLACEHOLDER.match(hca.device) else None
             speed, width = hca.speed or spec.fabric.speed, hca.width or spec.fabric.width
             rate = data_rate_gbps(speed, width)
             for port in hca.ports:
@@ -80,7 +87,17 @@ def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> No
                     twin_text = f"{stand_in.twin_speed} {stand_in.twin_width} ({twin_rate:g} Gb/s)"
                 ports.append(
                     PlannedPort(
-                        node.name, hca.device, port, rate, text, hca.firmware, twin_rate, twin_text, seen_as, hidden
+                        node.name,
+                        hca.device,
+                        port,
+                        rate,
+                        text,
+                        hca.firmware,
+                        twin_rate,
+                        twin_text,
+                        seen_as,
+                        hidden,
+                        placeholder,
                     )
                 )
     names = {n.name for n in nodes}
