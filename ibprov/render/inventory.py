@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ibprov.discover.hosts import NON_HOST_KINDS as NON_HOST_GROUPS
 from ibprov.spec import LoadedSpec
 from ibprov.spec.rules import interface_name, ipoib_pool, partition_nodes
 
 
 def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str, Any]]) -> dict[str, Any]:
     spec = loaded.spec
+    nodes_by_name = {n.name: n for n in spec.nodes}
     all_hosts: dict[str, Any] = {}
     for node in spec.nodes:
         entry: dict[str, Any] = {}
@@ -28,8 +30,11 @@ def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str,
     for node in spec.nodes:
         for g in node.groups:
             groups.setdefault(g, {"hosts": {}})["hosts"][node.name] = None
+    # CAs that are no host to log in to (SHARP aggregation nodes, UFM appliances, gateways: the groups
+    # `ibprov discover` gives them) stay in their groups but are not ib_nodes: the roles never reach for them
+    ib_nodes = {n: v for n, v in all_hosts.items() if not set(nodes_by_name[n].groups) & set(NON_HOST_GROUPS)}
     children: dict[str, Any] = {
-        "ib_nodes": {"hosts": all_hosts},
+        "ib_nodes": {"hosts": ib_nodes},
         "ib_sm": {"hosts": {n.name: None for n in spec.nodes if n.name in sm_hosts}},
     }
     children.update(dict(sorted(groups.items())))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ibprov.discover.hosts import NON_HOST_KINDS as NON_HOST_GROUPS
 from ibprov.discover.hosts import PLACEHOLDER_DEVICE as PLACEHOLDER
 from ibprov.render.guids import GuidBook
 from ibprov.spec import LoadedSpec
@@ -68,7 +69,12 @@ def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> No
     spec = loaded.spec
     cables = {end: link for link in loaded.topology.links for end in (link.a, link.b)}
     book = GuidBook.for_spec(loaded)
-    nodes = [n for n in spec.nodes if twin is None or not twin.containers or n.name in twin.containers]
+    nodes = [
+        n
+        for n in spec.nodes
+        if (twin is None or not twin.containers or n.name in twin.containers)
+        and not set(n.groups) & set(NON_HOST_GROUPS)  # a SHARP node or UFM appliance is no host to log in to
+    ]
     ports = []
     for node in nodes:
         for index, hca in enumerate(node.hcas):

@@ -46,3 +46,20 @@ def test_a_placeholder_whose_guid_no_device_has_is_missing_never_guessed() -> No
     (missing,) = [f for f in section.findings if f.check == "node.hca_missing"]
     assert missing.expected == "hca1: an HCA with node GUID 0x0c42a10300d8e3c8"
     assert missing.observed == "no such HCA (mlx5_2)"
+
+
+def test_a_sharp_aggregation_node_is_no_host_to_log_in_to() -> None:
+    from ibprov.render.inventory import hosts
+
+    text = SPEC.replace(
+        "nodes:\n",
+        "nodes:\n  - {name: sharp-leaf01, groups: [sharp], hcas: [{device: hca0}]}\n",
+    ).replace(
+        'links: ["leaf01:1 <-> gpu01/hca1:1"]',
+        'links: ["leaf01:1 <-> gpu01/hca1:1", "leaf01:2 <-> sharp-leaf01/hca0:1"]',
+    )
+    loaded = load_spec_text(text, "gpu.yaml")
+    assert build_node_plan(loaded).hosts == ("gpu01",)
+    inventory = hosts(loaded, {"gpu01"}, {})["all"]["children"]
+    assert set(inventory["ib_nodes"]["hosts"]) == {"gpu01"}
+    assert set(inventory["sharp"]["hosts"]) == {"sharp-leaf01"}
