@@ -633,7 +633,7 @@ def _print_report(
     """Write the JSON / JUnit / HTML files asked for, print the findings table and summary, exit 1 on
     findings."""
     from ibprov.report import to_html, to_json, to_junit
-    from ibprov.report.console import facts_lines, findings_table, summary_text, table_width
+    from ibprov.report.console import facts_lines, findings_table, fix_lines, summary_text, table_width
 
     views = ((json_path, to_json), (junit_path, to_junit), (html_path, to_html))
     for path, text in ((p, view(report)) for p, view in views if p is not None):
@@ -642,10 +642,16 @@ def _print_report(
                 path.write_text(text)
             except OSError as exc:
                 raise IbprovError(f"cannot write {path}: {exc.strerror or exc}") from None
-    table = findings_table(report)
+    # a terminal too narrow for the fix column gets the fixes below the table, once per check; a pipe or a
+    # CI log gets every cell on one line (report.json has everything)
+    narrow = out_console.is_terminal and table_width(report) > out_console.width
+    table = findings_table(report, with_fix=not narrow)
     if table is not None:
-        wide = Console(highlight=False, width=max(out_console.width, table_width(report)))
+        wide = Console(highlight=False, width=max(out_console.width, table_width(report, with_fix=not narrow)))
         wide.print(table)
+        if narrow:
+            for line in fix_lines(report):
+                out_console.print(line, soft_wrap=False)
     for note in report.all_notes:
         click.echo(f"note: {note}", err=True)
     for line in facts_lines(report):

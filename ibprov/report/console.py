@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ibprov.report.model import Report, Severity
 
-__all__ = ["SEVERITY_STYLE", "facts_lines", "findings_table", "summary_text", "table_width"]
+__all__ = ["SEVERITY_STYLE", "facts_lines", "findings_table", "fix_lines", "summary_text", "table_width"]
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold red",
@@ -22,28 +22,42 @@ SEVERITY_STYLE = {
 _COLUMNS = ("severity", "check", "object", "expected", "found", "fix")
 
 
-def _rows(report: Report) -> list[tuple[str, ...]]:
-    return [(str(f.severity), f.check, f.object, f.expected, f.observed, f.fix) for f in report.findings]
+def _columns(with_fix: bool) -> tuple[str, ...]:
+    return _COLUMNS if with_fix else _COLUMNS[:-1]
 
 
-def findings_table(report: Report) -> Table | None:
-    """The findings, worst first, one line each (cells never wrap); None when there are none."""
-    rows = _rows(report)
+def _rows(report: Report, with_fix: bool = True) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [
+        (str(f.severity), f.check, f.object, f.expected, f.observed, f.fix) for f in report.findings
+    ]
+    return rows if with_fix else [r[:-1] for r in rows]
+
+
+def findings_table(report: Report, *, with_fix: bool = True) -> Table | None:
+    """The findings, worst first, one line each (cells never wrap); None when there are none. Without the
+    fix column (a narrow terminal) the fixes follow the table once per check (:func:`fix_lines`)."""
+    rows = _rows(report, with_fix)
     if not rows:
         return None
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
-    for name in _COLUMNS:
+    for name in _columns(with_fix):
         table.add_column(name.upper(), no_wrap=True, overflow="ellipsis")
     for finding, row in zip(report.findings, rows, strict=True):
         table.add_row(Text(row[0], style=SEVERITY_STYLE[finding.severity]), *row[1:])
     return table
 
 
-def table_width(report: Report) -> int:
+def table_width(report: Report, *, with_fix: bool = True) -> int:
     """The width at which every cell of the findings table fits on one line."""
-    rows = [_COLUMNS, *_rows(report)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
+    columns = _columns(with_fix)
+    rows = [columns, *_rows(report, with_fix)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]
     return sum(widths) + 3 * len(widths) + 2  # padding and separators
+
+
+def fix_lines(report: Report) -> list[str]:
+    """``fix <check>: <fix>``, once per check and fix, in the order of the findings."""
+    return [f"fix {check}: {fix}" for check, fix in dict.fromkeys((f.check, f.fix) for f in report.findings)]
 
 
 def summary_text(report: Report) -> Text:

@@ -60,3 +60,19 @@ def test_warnings_alone_do_not_fail_verify() -> None:
     assert report.exit_code == 0
     assert report.summary == "PASS with 1 finding (1 warning); 1 check over 1 object"
     assert _report(Finding("x.y", Severity.ERROR, "a", "e", "o", "f")).exit_code == 1
+
+
+def test_without_the_fix_column_each_fix_follows_once_per_check() -> None:
+    from ibprov.report.console import fix_lines
+
+    report = report_with_findings()
+    assert table_width(report, with_fix=False) < table_width(report)
+    table = findings_table(report, with_fix=False)
+    assert table is not None
+    assert [c.header for c in table.columns] == ["SEVERITY", "CHECK", "OBJECT", "EXPECTED", "FOUND"]
+    assert fix_lines(report) == [f"fix {f.check}: {f.fix}" for f in report.findings]
+    doubled = _report(
+        Finding("x.y", Severity.ERROR, "a", "e", "o", "same fix"),
+        Finding("x.y", Severity.ERROR, "b", "e", "o", "same fix"),
+    )
+    assert fix_lines(doubled) == ["fix x.y: same fix"]
