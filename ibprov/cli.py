@@ -386,6 +386,14 @@ def _run_apply(
         click.echo(text, nl=not text.endswith("\n"))
     out_console.print(hosts_table(result, f"{'plan' if check else 'apply'}: {loaded.spec.cluster.name}"))
     click.echo(f"artifacts: {result.artifact_dir}")
+    if result.waiting:  # a new rack: the stack and IPoIB ran, the subnet managers wait for the GUIDs
+        for problem in result.waiting:
+            click.echo(f"waiting: {problem}", err=True)
+        click.echo(
+            "the subnet managers (ib_sm: OpenSM, partitions, QoS) wait for port GUIDs: once the stack is up, run "
+            f"`ibprov discover -o {spec}` on a node of the fabric (it writes the lock file), then apply again",
+            err=True,
+        )
     if result.failed_hosts:
         click.echo(
             f"failed or unreachable: {', '.join(result.failed_hosts)}; retry them with --limit @failed", err=True

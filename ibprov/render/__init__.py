@@ -35,6 +35,8 @@ class RenderOutput:
     files: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     synthetic: list[str] = field(default_factory=list)
+    # defer_sm: why the subnet manager configuration waits (port GUIDs not known yet); empty: it does not
+    sm_waits_for: list[str] = field(default_factory=list)
 
 
 def _yaml(data: dict[str, Any], header: str) -> str:
@@ -72,15 +74,18 @@ def render_sm_files(sm: SmData, config_dir: str, header: str) -> dict[str, str]:
     return files
 
 
-def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False) -> RenderOutput:
-    """Everything render writes, in memory. Raises SpecError when a partition member's GUID is unknown."""
+def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False, defer_sm: bool = False) -> RenderOutput:
+    """Everything render writes, in memory. Raises SpecError when a partition member's GUID is unknown; with
+    ``defer_sm`` (a new rack, before `ibprov discover` can read GUIDs) the subnet manager's files are left out
+    instead and ``sm_waits_for`` says why."""
     spec = loaded.spec
     header = RENDER_HEADER.format(spec=loaded.path.name if loaded.path else "cluster.yaml")
     book = GuidBook.for_spec(loaded, allow_synthetic=synthetic_guids)
     sm = build_sm_data(loaded, book)
-    if sm.problems:
+    waits = defer_sm and bool(sm.problems) and all("no port GUID for" in p.message for p in sm.problems)
+    if sm.problems and not waits:
         raise SpecError(sm.problems)
-    out = RenderOutput(notes=list(sm.notes))
+    out = RenderOutput(notes=list(sm.notes), sm_waits_for=[str(p) for p in sm.problems] if waits else [])
     f = out.files
     host_vars: dict[str, dict[str, Any]] = {}
     for host, instances in sm.instances.items():
@@ -93,8 +98,9 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False) -> Render
     )
     f["inventory/group_vars/ib_nodes.yml"] = _yaml(stack_vars(loaded), header)
     f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
-    for name, text in render_sm_files(sm, "/etc/opensm", header).items():
-        f[f"opensm/{name}"] = text
+    if not out.sm_waits_for:  # never a partitions.conf without some of its members
+        for name, text in render_sm_files(sm, "/etc/opensm", header).items():
+            f[f"opensm/{name}"] = text
     from ibprov.twin.limits import LIMITS_FILE  # here, not at the top: the twin imports render.guids
     from ibprov.twin.netfile import build_twin
 

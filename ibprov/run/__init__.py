@@ -52,6 +52,7 @@ class RunResult:
     hosts: dict[str, HostResult]
     artifact_dir: Path
     diffs: list[tuple[str, str, str]] = field(default_factory=list)  # (host, task, unified diff)
+    waiting: list[str] = field(default_factory=list)  # steps left out until `ibprov discover`, and why
 
     @property
     def failed_hosts(self) -> list[str]:
@@ -247,15 +248,18 @@ def apply_spec(
     missing = missing_secrets(loaded, os.environ)
     if missing:
         raise IbprovError("; ".join(missing) + " (export it, or refer to a vault: variable)")
-    output = render_files(loaded, synthetic_guids=target is not None and target.synthetic_guids)
+    # a new rack has no drivers yet, so nothing can read its GUIDs: everything but the subnet managers runs
+    output = render_files(loaded, synthetic_guids=target is not None and target.synthetic_guids, defer_sm=True)
     rendered = rendered or run_dir / "rendered"
     write_tree(rendered, output.files)
+    if output.sm_waits_for:
+        skip_tags = ",".join(x for x in (skip_tags, "ib_sm") if x)
     inventory: list[Path] = [rendered / "inventory"]
     if target is not None:
         inventory.append(target.inventory)
         limit = _limit(target.hosts, limit)
         skip_tags = ",".join(x for x in (skip_tags, *target.skip_tags) if x)
-    return run_playbook(
+    result = run_playbook(
         playbooks_dir() / "site.yml",
         inventory,
         run_dir / "runner",
@@ -269,3 +273,5 @@ def apply_spec(
         hosts_total=len(target.hosts) if target is not None else len(loaded.spec.nodes),
         on_progress=on_progress,
     )
+    result.waiting = output.sm_waits_for
+    return result

@@ -50,3 +50,24 @@ def test_unreachable_hosts_are_named_with_the_retry_and_recorded_for_limit_faile
     assert f"failed or unreachable: {', '.join(nodes)}; retry them with --limit @failed" in result.output
     assert (run_dir / "runner" / "failed-hosts").read_text().split() == nodes
     assert (run_dir / "rendered" / "inventory" / "hosts.yml").is_file()
+
+
+def test_a_new_rack_without_guids_applies_everything_but_the_subnet_managers_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.setenv("IBPROV_SM_KEY", "0x1")
+    monkeypatch.setenv("ANSIBLE_SSH_COMMON_ARGS", "-p 1 -o UserKnownHostsFile=/dev/null")
+    spec = _loopback_rack(tmp_path)
+    text = re.sub(r"\n *node_guid: .*\n *port_guids: .*", "", spec.read_text())
+    spec.write_text(text + "\npartitions:\n  - {name: compute, pkey: 0x0010, members: [{group: compute}]}\n")
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["plan", str(spec), "--run-dir", str(run_dir)])
+    assert result.exit_code == 1, result.output  # the loopback hosts are unreachable, but Ansible ran
+    assert "waiting: " in result.output
+    assert "no port GUID for node01" in result.output
+    assert "the subnet managers (ib_sm: OpenSM, partitions, QoS) wait for port GUIDs" in result.output
+    assert not (run_dir / "rendered" / "opensm").exists(), "never a partitions.conf missing members"
+    (command,) = [json.loads(p.read_text())["command"] for p in (run_dir / "runner" / "artifacts").glob("*/command")]
+    assert command[command.index("--skip-tags") + 1] == "ib_sm"
