@@ -94,8 +94,15 @@ def _lids(state: RackState, loaded: LoadedSpec) -> dict[str, int]:
 def _run(state: RackState, op: dict[str, Any]) -> None:
     if "console" in op:
         _console(state, *op["console"])
-    elif "portstate" in op:
-        _diag(state, ["ibportstate", *map(str, op["portstate"])])
+    elif "portstate" in op:  # an SMP by LID: while the SM re-sweeps after an earlier fault, routes may lag
+        for attempt in range(10):
+            try:
+                _diag(state, ["ibportstate", *map(str, op["portstate"])])
+                break
+            except RackError:
+                if attempt == 9:
+                    raise
+                time.sleep(1)
     elif "exec" in op:
         podman("exec", op["exec"][0], "sh", "-c", op["exec"][1])
     elif "rogue" in op:  # OpenSM on this host, attached as the node's HCA (ibsim remote mode), detached
