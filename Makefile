@@ -8,7 +8,7 @@ APT_SIM := opensm infiniband-diags ibsim-utils libumad2sim0
 APT_RACK := podman runc catatonit netavark aardvark-dns iptables debootstrap zstd openssh-client
 STAMP := $(VENV)/.ibprov-installed
 
-.PHONY: venv apt-sim apt-rack apt-browser lint ansible-lint typecheck unit sim molecule test demo golden bench clean
+.PHONY: venv apt-sim apt-rack apt-browser lint ansible-lint typecheck unit sim molecule test demo golden bench fuzz clean
 
 venv: $(STAMP)
 
@@ -60,6 +60,14 @@ test: venv apt-sim apt-rack apt-browser lint ansible-lint typecheck
 	$(BIN)/pytest -q -n 2 -m 'not molecule and not twin' tests
 	scripts/molecule.sh
 	$(BIN)/pytest -q -m twin tests
+
+# The nightly property test: random specs (random seed, FUZZ_EXAMPLES of them) that validate must be taken by
+# the real OpenSM on the twin. Counterexamples are saved to out/fuzz-counterexamples/ (add them to REGRESSIONS
+# in tests/sim/test_validate_implies_opensm.py with the fix). `make test` runs the same test seeded and short.
+FUZZ_EXAMPLES ?= 5000
+fuzz: venv apt-sim
+	IBPROV_SIM_FUZZ_RANDOM=1 IBPROV_SIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+		$(BIN)/pytest -q -m sim tests/sim/test_validate_implies_opensm.py -k validates
 
 # Rewrite the golden files of rendered output after an intended change (review the diff!).
 golden: venv

@@ -22,6 +22,7 @@ from ibprov.spec import rules
 from ibprov.spec.model import ClusterSpec
 from ibprov.spec.positions import Path, SourceMap, decode, load_yaml
 from ibprov.spec.topology import Topology, build_topology
+from ibprov.spec.types import PATTERN_WORDS
 
 __all__ = ["ClusterSpec", "LoadedSpec", "load_spec", "load_spec_text"]
 
@@ -153,7 +154,7 @@ def _data_path(raw: Any, loc: tuple[Any, ...]) -> tuple[Path, bool]:
     out: list[str | int] = []
     cur = raw
     for i, part in enumerate(loc):
-        if part == "[key]":
+        if part == "[key]" and not (isinstance(cur, dict) and part in cur):  # a key named "[key]" is a key
             return tuple(out), True
         if (isinstance(cur, dict) and part in cur) or (
             isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur)
@@ -185,6 +186,10 @@ def _message(err: Any) -> str:
     msg = re.sub(r"a valid dictionary( or instance of \w+)?", "a mapping", msg)
     msg = msg.replace("a valid tuple", "a list").replace("a valid list", "a list")
     value = err.get("input")
+    if err["type"] == "string_pattern_mismatch":
+        words = PATTERN_WORDS.get(err.get("ctx", {}).get("pattern", ""), "")
+        if words:
+            return f"{value!r} is not allowed: write {words}"
     if err["type"] == "too_short":
         n = err.get("ctx", {}).get("min_length", 1)
         return f"needs at least {n} entr{'y' if n == 1 else 'ies'}"

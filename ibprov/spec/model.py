@@ -19,16 +19,25 @@ from pydantic import (
 )
 
 from ibprov.spec.types import (
+    PATTERN_WORDS,
+    Description,
     DeviceName,
     Guid,
+    HostAddress,
     IpAddress,
     IpNetwork,
+    Label,
+    LoginName,
     Name,
+    PolicyText,
     PortNum,
     PortRef,
     SecretRef,
     Sl,
     Sl2Vl,
+    Transport,
+    UrlText,
+    VersionText,
     VlArbTable,
     parse_endpoint,
 )
@@ -39,6 +48,19 @@ RoutingEngine = Literal["minhop", "updn", "dnup", "file", "ftree", "lash", "dor"
 
 
 GroupName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=63)]
+PATTERN_WORDS.update(
+    {
+        r"^[A-Za-z_][A-Za-z0-9_]*$": "letters, digits and '_', not starting with a digit",
+        r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$": "letters, digits, '_', '.' and '-', not starting with '.' or '-'",
+        r"^[A-Za-z0-9_.-]+$": "letters, digits, '_', '.' and '-'",
+        r"^0x[0-9a-fA-F]+(-0x[0-9a-fA-F]+)?$": "a hex number 0x... or a range 0x...-0x...",
+        r"^[a-z][a-z0-9_.]{0,14}$": "an interface name: up to 15 lower-case letters, digits, '_' and '.', "
+        "starting with a letter",
+        r"^[a-z][a-z0-9_]{0,14}$": "an interface name: up to 15 lower-case letters, digits and '_', "
+        "starting with a letter",
+        r"^[a-z][a-z0-9_]*:\d+$": "DEVICE:PORT, e.g. mlx5_0:1",
+    }
+)
 RESERVED_GROUPS = {"all", "ungrouped", "ib_nodes", "ib_sm"}
 
 
@@ -67,7 +89,7 @@ def _rate_gbps(value: float | None) -> float | None:
 class Cluster(Strict):
     name: Name = Field(description="Cluster name; used for file names and report titles.")
     subnet_prefix: Guid = Field(0xFE80000000000000, description="IB subnet prefix (opensm subnet_prefix).")
-    ssh_user: str = Field("root", description="Default user Ansible logs in as.")
+    ssh_user: LoginName = Field("root", description="Default user Ansible logs in as.")
 
 
 class Hca(Strict):
@@ -77,7 +99,7 @@ class Hca(Strict):
     port_guids: dict[PortNum, Guid] = Field(default_factory=dict, description="Port number -> port GUID.")
     speed: Speed | None = Field(None, description="Expected link speed of this HCA's ports (overrides fabric).")
     width: Width | None = Field(None, description="Expected link width of this HCA's ports.")
-    firmware: str | None = Field(None, description="Expected firmware version (verify --nodes).")
+    firmware: VersionText | None = Field(None, description="Expected firmware version (verify --nodes).")
 
     @field_validator("ports")
     @classmethod
@@ -98,8 +120,8 @@ class Hca(Strict):
 
 class Node(Strict):
     name: Name = Field(description="Host name (inventory name).")
-    address: str | None = Field(None, description="Address Ansible connects to (default: the name).")
-    user: str | None = Field(None, description="SSH user (default: cluster.ssh_user).")
+    address: HostAddress | None = Field(None, description="Address Ansible connects to (default: the name).")
+    user: LoginName | None = Field(None, description="SSH user (default: cluster.ssh_user).")
     groups: tuple[GroupName, ...] = Field(
         (),
         description="Node groups: Ansible inventory groups and partition members ([A-Za-z_][A-Za-z0-9_]*).",
@@ -114,9 +136,12 @@ class Node(Strict):
         return value
 
     hcas: tuple[Hca, ...] = Field((), description="Host channel adapters.")
-    description: str | None = Field(
+    description: Description | None = Field(
         None,
-        description="NodeDescription on the fabric (default: '<name> <first HCA>', as rdma-core sets it).",
+        description=(
+            "NodeDescription on the fabric (default: '<name> <first HCA>', as rdma-core sets it); "
+            'printable ASCII without " # { } \\, at most 64 characters.'
+        ),
     )
 
 
@@ -125,8 +150,10 @@ class Switch(Strict):
     node_guid: Guid | None = Field(None, description="Node GUID (optional; else from the lock file).")
     ports: int = Field(ge=1, le=254, description="Number of external ports.")
     role: Literal["leaf", "spine", "core"] = Field(description="Tier: leaf (faces the hosts), spine or core.")
-    model: str | None = Field(None, description="Hardware model, for reports (e.g. QM8700).")
-    description: str | None = Field(None, description="NodeDescription on the fabric (default: the name).")
+    model: Label | None = Field(None, description="Hardware model, for reports (e.g. QM8700).")
+    description: Description | None = Field(
+        None, description="NodeDescription on the fabric (default: the name); the same characters as a node's."
+    )
 
 
 # ---------------------------------------------------------------------------------------------- fabric
@@ -184,8 +211,8 @@ class Stack(Strict):
     kind: Literal["inbox", "mlnx_ofed", "doca_ofed"] = Field(
         "inbox", description="inbox (the distribution's rdma-core), mlnx_ofed or doca_ofed (from repository)."
     )
-    version: str | None = Field(None, description="Stack version (required for OFED kinds).")
-    repository: str | None = Field(None, description="Package repository URL (required for OFED kinds).")
+    version: VersionText | None = Field(None, description="Stack version (required for OFED kinds).")
+    repository: UrlText | None = Field(None, description="Package repository URL (required for OFED kinds).")
 
     @model_validator(mode="after")
     def _ofed_needs_source(self) -> Stack:
@@ -311,7 +338,7 @@ class QosLevel(Strict):
         None, description="Highest rate in Gb/s for this level."
     )
     packet_life: int | None = Field(None, ge=0, le=31, description="Packet lifetime (IBTA encoding).")
-    use: str | None = Field(None, description="Free text (use: in qos-policy.conf).")
+    use: PolicyText | None = Field(None, description="Free text (use: in qos-policy.conf); one line, no # or quotes.")
 
 
 class QosMatchRule(Strict):
@@ -321,7 +348,7 @@ class QosMatchRule(Strict):
         (), description="Service IDs or ranges (0x...-0x...)."
     )
     qos_class: tuple[Annotated[int, Field(ge=0, le=255)], ...] = Field((), description="QoS class values.")
-    use: str | None = Field(None, description="Free text (use: in qos-policy.conf).")
+    use: PolicyText | None = Field(None, description="Free text (use: in qos-policy.conf); one line, no # or quotes.")
 
 
 class Qos(QosTables):
@@ -383,7 +410,7 @@ class Rail(Strict):
 
 
 class Mpi(Strict):
-    ucx_tls: tuple[str, ...] = Field(("rc", "ud", "sm", "self"), description="UCX_TLS transports.")
+    ucx_tls: tuple[Transport, ...] = Field(("rc", "ud", "sm", "self"), description="UCX_TLS transports.")
     rails: tuple[Rail, ...] = Field((), description="UCX_NET_DEVICES per rail, e.g. mlx5_0:1.")
     forbid_tcp: bool = Field(True, description="Treat a fall-back to TCP as a failure.")
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from ipaddress import IPv4Address, IPv6Address, ip_address
+from typing import TypeVar, cast
 
-from ibprov.spec.model import ClusterSpec, IpoibInterface, Qos, QosTables
+from ibprov.spec.model import ClusterSpec, IpoibInterface, Member, Qos, QosTables
 from ibprov.spec.positions import Path
 from ibprov.spec.topology import Topology
 from ibprov.spec.types import Endpoint, parse_endpoint
 
 Finding = tuple[Path, str]
+T = TypeVar("T")
 Rule = Callable[[ClusterSpec, Topology], Iterator[Finding]]
 
 QOS_ENGINES = {"lash", "dfsssp", "torus-2QoS"}
@@ -88,6 +91,7 @@ def partitions_are_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Fin
                 yield (*path, "node"), f"unknown node {member.node!r}{_hint(member.node, nodes | groups)}"
             if member.group is not None and member.group not in groups:
                 yield (*path, "group"), f"unknown group {member.group!r}{_hint(member.group, groups)}"
+        yield from _member_conflicts(i, part.name, part.defmember, part.members)
         if part.sl and not spec.qos.enabled:
             yield (
                 ("partitions", i, "sl"),
@@ -96,6 +100,24 @@ def partitions_are_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Fin
                     "OpenSM silently forces the partition SL to 0"
                 ),
             )
+
+
+def _member_conflicts(i: int, name: str, defmember: str, members: tuple[Member, ...]) -> Iterator[Finding]:
+    """The same node, group or ``all`` listed twice in one partition with different memberships."""
+    seen: dict[tuple[str, str], tuple[int, str]] = {}
+    for j, m in enumerate(members):
+        key = ("node", m.node) if m.node else ("group", m.group) if m.group else ("all", "all: true")
+        assert key[1] is not None
+        membership = m.membership or defmember
+        if key in seen and seen[key][1] != membership:
+            first, other = seen[key]
+            what = f"{key[0]} {key[1]}" if key[0] != "all" else "all: true"
+            yield (
+                ("partitions", i, "members", j, "membership" if m.membership else key[0]),
+                f"{what} is listed twice in partition {name} with different memberships: {membership} here, "
+                f"{other} at partitions[{i}].members[{first}] (list it once)",
+            )
+        seen.setdefault(key, (j, membership))
 
 
 def _hint(name: str, choices: set[str]) -> str:
@@ -142,6 +164,7 @@ def subnet_managers_are_sound(spec: ClusterSpec, topo: Topology) -> Iterator[Fin
                 "the highest priority so the master is deterministic"
             ),
         )
+    yield from _engine_problems(spec, topo)
     engines = set(sm.routing_engine)
     if sm.lmc and engines & NO_LMC_ENGINES:
         yield (
@@ -155,6 +178,68 @@ def subnet_managers_are_sound(spec: ClusterSpec, topo: Topology) -> Iterator[Fin
         )
 
 
+# Engines that read a file ibprov does not write: OpenSM runs without it, i.e. falls back or routes as minhop.
+UNSUPPORTED_ENGINES = {
+    "torus-2QoS": "needs /etc/opensm/torus-2QoS.conf (the torus' dimensions and links), which ibprov does not write",
+    "file": "needs an lfts_file (dumped forwarding tables), which ibprov does not write",
+}
+
+
+def _engine_problems(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
+    """What each listed routing engine needs from the plan (else OpenSM finds out at run time and uses minhop)."""
+    path: Path = ("subnet_manager", "routing_engine")
+    engines = spec.subnet_manager.routing_engine
+    for k, engine in enumerate(engines):
+        if engine in engines[:k]:
+            yield path, f"{engine} is listed twice"
+    tiers = {s.role for s in topo.switches.values()}
+    for engine in dict.fromkeys(engines):
+        if engine in UNSUPPORTED_ENGINES:
+            yield path, f"{engine} {UNSUPPORTED_ENGINES[engine]}: use ftree, updn or minhop"
+        elif engine == "ftree":
+            yield from _ftree_problems(topo, path)
+        elif engine == "dor" and tiers & {"spine", "core"}:
+            yield (
+                path,
+                "dor routes meshes and tori by dimension; this fabric is a tree (it has spine or core switches): "
+                "use ftree, updn or minhop",
+            )
+
+
+def _ftree_problems(topo: Topology, path: Path) -> Iterator[Finding]:
+    """ftree ranks the switches from the leaves (where the CAs are) up; it needs at least two levels."""
+    roles = {name: s.role for name, s in topo.switches.items()}
+    if not set(roles.values()) & {"spine", "core"}:
+        yield (
+            path,
+            "ftree needs a fat tree of at least two switch levels, and this fabric has no spine or core switch: "
+            "add spines (fabric.fat_tree.spines or switches with role: spine) or use updn or minhop",
+        )
+        return
+    leaves = sorted(name for name, role in roles.items() if role == "leaf")
+    if len(leaves) < 2:
+        yield (
+            path,
+            f"ftree needs at least two leaf switches, and this fabric has {len(leaves)}: OpenSM finds no fat tree "
+            "in it ('Failed to find leaf switches') and routes with minhop; use updn or minhop",
+        )
+        return
+    up: set[str] = set()
+    for link in topo.links:
+        for near, far in ((link.a, link.b), (link.b, link.a)):
+            if near.hca is not None and far.device in roles and far.hca is None and roles[far.device] != "leaf":
+                yield (
+                    link.source,
+                    f"ftree needs every HCA on a leaf switch, but {near} is cabled to {roles[far.device]} {far.device}",
+                )
+            if near.hca is None and far.hca is None and roles.get(far.device) in ("spine", "core"):
+                up.add(near.device)
+    for name, role in roles.items():
+        if role == "leaf" and name not in up:
+            yield path, f"ftree needs every leaf cabled to a spine, and {name} has no uplink"
+            return
+
+
 def cabling_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     yield from topo.problems
     check_end = _end_checker(spec, topo)
@@ -165,6 +250,8 @@ def cabling_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding
             continue
         for end in (link.a, link.b):
             problem = check_end(end)
+            if problem and end.hca is None and end.device in topo.misfits and link.source == ("fabric", "fat_tree"):
+                continue  # reported once, at the declared switch
             if problem:
                 yield link.source, problem
             elif end in used:
@@ -181,6 +268,46 @@ def cabling_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding
             yield ("fabric", "empty_ports", i), f"{end} is declared empty but is cabled at {_fmt(used[end])}"
         empty[end] = i
     yield from _uncabled_ports(spec, topo, used, empty)
+
+
+def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
+    """Every cabled HCA port is reachable from the master SM's port: OpenSM manages only the part it reaches."""
+    sm = max(spec.subnet_manager.instances, key=lambda inst: inst.priority)
+    node = next((n for n in spec.nodes if n.name == sm.node), None)
+    hca = next((h for h in node.hcas if h.device == sm.hca or sm.hca is None), None) if node else None
+    if hca is None:
+        return  # reported by subnet_managers_are_sound
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    def device(end: Endpoint) -> str:
+        return f"{end.device}/{end.hca}" if end.hca else end.device
+
+    check_end = _end_checker(spec, topo)
+    links = [link for link in topo.links if not (check_end(link.a) or check_end(link.b))]  # others: reported
+    for link in links:
+        parent[root(device(link.a))] = root(device(link.b))
+    master = f"{sm.node}/{hca.device}"
+    if master not in parent:
+        return  # its port is uncabled: reported by cabling_is_consistent
+    cut: dict[str, list[tuple[Endpoint, Path]]] = {}
+    for link in links:
+        for end in (link.a, link.b):
+            if end.hca is not None and root(device(end)) != root(master):
+                cut.setdefault(root(device(end)), []).append((end, link.source))
+    for ends in cut.values():
+        end, source = ends[0]
+        more = f" and {len(ends) - 1} more HCA port{'s' if len(ends) > 2 else ''}" if len(ends) > 1 else ""
+        yield (
+            source,
+            f"{end}{more} cannot reach the subnet manager on {master}:{sm.port}: no cable joins this part of "
+            "the fabric to the rest, and OpenSM manages only the part its port reaches",
+        )
 
 
 def _end_checker(spec: ClusterSpec, topo: Topology) -> Callable[[Endpoint], str | None]:
@@ -270,6 +397,7 @@ def ipoib_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
                     f"{part_mtu or 2048} (at most {(part_mtu or 2048) - 4})"
                 ),
             )
+        yield from _name_problems(spec, iface, path)
         names.append((interface_name(spec, iface), (*path, "name")))
         nodes_in = members.get(iface.partition, set())
         for node, addr in iface.addresses.items():
@@ -279,6 +407,30 @@ def ipoib_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
             yield from _address_problems(iface, addr, (*path, "addresses", node), node, nodes_in, used)
         yield from _pool_problems(spec, iface, path, nodes_in, used)
     yield from _dupes(names, "IPoIB interface")
+
+
+def _name_problems(spec: ClusterSpec, iface: IpoibInterface, path: Path) -> Iterator[Finding]:
+    """An interface name that says another parent or another P_Key than the fields do."""
+    if iface.name is None:
+        return
+    part = next((p for p in spec.partitions if p.name == iface.partition), None)
+    pkey = 0x7FFF if part is None else part.pkey
+    base, dot, suffix = iface.name.partition(".")
+    if part is not None and iface.name == iface.parent:
+        yield (
+            (*path, "name"),
+            f"{iface.name} is the parent interface itself, which carries the Default partition, not "
+            f"{part.name} (0x{pkey:04x}): name it {iface.parent}.{pkey | 0x8000:04x}",
+        )
+    elif dot and base != iface.parent:
+        yield (*path, "name"), f"{iface.name} names parent {base}, but parent is {iface.parent}"
+    elif dot and re.fullmatch(r"[0-9a-f]{4}", suffix) and int(suffix, 16) & 0x7FFF != pkey:
+        fix = iface.parent if part is None else f"{iface.parent}.{pkey | 0x8000:04x}"
+        yield (
+            (*path, "name"),
+            f"{iface.name} says P_Key 0x{suffix}, but partition {iface.partition} has P_Key 0x{pkey:04x} "
+            f"(name it {fix})",
+        )
 
 
 def interface_name(spec: ClusterSpec, iface: IpoibInterface) -> str:
@@ -389,30 +541,101 @@ def _vl_table_problems(qos: Qos) -> Iterator[Finding]:
             for k, (vl, _w) in enumerate(getattr(t, field) or ()):
                 if vl >= vls:
                     yield (*path, field, k), f"VL {vl} is not below max_vls {vls}"
+                elif vl >= PORT_DATA_VLS:
+                    yield (*path, field, k), f"VL {vl} does not exist: {_PORT_VLS}"
         for sl, vl in enumerate(t.sl2vl or ()):
             if vl != 15 and vl >= vls:
                 yield (*path, "sl2vl", sl), f"SL {sl} maps to VL {vl}, not below max_vls {vls} (15 = drop)"
+            elif vl != 15 and vl >= PORT_DATA_VLS:
+                yield (*path, "sl2vl", sl), f"SL {sl} maps to VL {vl}, which does not exist: {_PORT_VLS} (15 = drop)"
+
+
+# Port classes OpenSM keeps QoS tables for (opensm.conf prefix), each falling back to the qos_* set.
+PORT_CLASSES = (
+    ("ca", "CA"),
+    ("switch_external", "external switch"),
+    ("switch_port0", "switch port 0"),
+    ("router", "router"),
+)
+# Data VLs a port has (PortInfo VLCap): 8 on ConnectX HCAs, Quantum switches and ibsim. A VL at or above it in
+# a table is silently rewritten by OpenSM (the twin showed VLArb entry 8:184 written as 0:184).
+PORT_DATA_VLS = 8
+_PORT_VLS = "ports have 8 data VLs (VL 0-7), whatever max_vls says"
+# What OpenSM 3.3.23 uses when neither the class nor the qos_* set gives a table (qos_build_config).
+DEFAULT_SL2VL = (*range(15), 7)
+DEFAULT_VLARB_HIGH = ((0, 4), *((vl, 0) for vl in range(1, 15)))
+DEFAULT_VLARB_LOW = ((0, 0), *((vl, 4) for vl in range(1, 15)))
+
+
+def _effective(qos: Qos, cls: str, name: str, default: T) -> tuple[T, str | None]:
+    """The table a port class uses: its own, else the qos_* one, else OpenSM's (source None)."""
+    sub = getattr(qos, cls)
+    if sub is not None and getattr(sub, name) is not None:
+        return cast("T", getattr(sub, name)), f"qos.{cls}.{name}"
+    if getattr(qos, name) is not None:
+        return cast("T", getattr(qos, name)), f"qos.{name}"
+    return default, None
 
 
 def _sl_problems(spec: ClusterSpec) -> Iterator[Finding]:
+    """Every SL in use reaches, on every port class, a VL that exists there and has an arbitration weight."""
     qos = spec.qos
-    sl2vl = (qos.ca.sl2vl if qos.ca and qos.ca.sl2vl else None) or qos.sl2vl
-    ca_vls = (qos.ca.max_vls if qos.ca and qos.ca.max_vls else None) or qos.max_vls or 15
     used_sls: list[tuple[int, Path]] = [
         (p.sl, ("partitions", i, "sl")) for i, p in enumerate(spec.partitions) if p.sl is not None
     ]
+    if spec.default_partition.sl is not None:
+        used_sls.append((spec.default_partition.sl, ("default_partition", "sl")))
     used_sls += [(lv.sl, ("qos", "levels", i, "sl")) for i, lv in enumerate(qos.levels)]
     used_sls.append((qos.default_sl, ("qos", "default_sl")))
+    found: dict[tuple[Path, str], list[str]] = {}
     for sl, path in used_sls:
-        if sl2vl is not None and sl2vl[sl] == 15:
-            yield path, f"SL {sl} is mapped to VL 15 (dropped) by qos.sl2vl"
-        elif sl2vl is None and sl >= ca_vls:
-            yield path, f"SL {sl} has no data VL with max_vls {ca_vls}: set qos.sl2vl"
+        for cls, label in PORT_CLASSES:
+            message = _sl_class_problem(qos, cls, sl)
+            if message:
+                found.setdefault((path, message), []).append(label)
+    for (path, message), labels in found.items():
+        if len(labels) == len(PORT_CLASSES):
+            yield path, message
+        else:
+            yield path, f"{message} (on {', '.join(labels)} ports)"
+
+
+def _sl_class_problem(qos: Qos, cls: str, sl: int) -> str | None:
+    table, table_src = _effective(qos, cls, "sl2vl", DEFAULT_SL2VL)
+    vls, vls_src = _effective(qos, cls, "max_vls", 15)
+    vl = table[sl]
+    if vl == 15:
+        return f"SL {sl} is mapped to VL 15 (dropped) by {table_src}"
+    if vl >= vls:
+        if table_src is None:
+            return f"SL {sl} has no data VL with max_vls {vls}: set qos.sl2vl"
+        return f"SL {sl} maps to VL {vl} by {table_src}, not below {vls_src or 'max_vls'} {vls}"
+    if vl >= PORT_DATA_VLS:
+        if table_src is None:
+            return f"SL {sl} maps to VL {vl} by OpenSM's default sl2vl, and {_PORT_VLS}: set qos.sl2vl"
+        return f"SL {sl} maps to VL {vl} by {table_src}, and {_PORT_VLS}"
+    high, high_src = _effective(qos, cls, "vlarb_high", DEFAULT_VLARB_HIGH)
+    low, low_src = _effective(qos, cls, "vlarb_low", DEFAULT_VLARB_LOW)
+    if not any(v == vl and w > 0 for v, w in (*high, *low)):
+        sources = f"{high_src or 'the default vlarb_high'} and {low_src or 'the default vlarb_low'}"
+        return (
+            f"SL {sl} maps to VL {vl}, which has no weight in {sources}: "
+            "its packets are never sent (give VL {vl} a weight)".replace("{vl}", str(vl))
+        )
+    return None
 
 
 def _policy_problems(spec: ClusterSpec) -> Iterator[Finding]:
     levels = {lv.name for lv in spec.qos.levels}
     parts = {p.name for p in spec.partitions}
+    for i, lv in enumerate(spec.qos.levels):
+        if lv.name.upper() == "DEFAULT":
+            yield (
+                ("qos", "levels", i, "name"),
+                "the DEFAULT qos-level is written from qos.default_sl: set default_sl instead of a level named "
+                f"{lv.name}",
+            )
+    yield from _partition_sl_conflicts(spec)
     for i, rule in enumerate(spec.qos.match_rules):
         if rule.qos_level not in levels:
             yield (
@@ -422,6 +645,27 @@ def _policy_problems(spec: ClusterSpec) -> Iterator[Finding]:
         for j, part in enumerate(rule.partitions):
             if part not in parts:
                 yield ("qos", "match_rules", i, "partitions", j), f"unknown partition {part!r}{_hint(part, parts)}"
+
+
+def _partition_sl_conflicts(spec: ClusterSpec) -> Iterator[Finding]:
+    """A partition's sl and the level its first matching rule gives it must agree."""
+    levels = {lv.name: lv for lv in spec.qos.levels}
+    decided: set[str] = set()
+    for i, rule in enumerate(spec.qos.match_rules):
+        level = levels.get(rule.qos_level)
+        if rule.service_ids or rule.qos_class:
+            continue  # matches only part of the partition's traffic
+        for j, name in enumerate(rule.partitions):
+            part = next((p for p in spec.partitions if p.name == name), None)
+            if part is None or name in decided:
+                continue
+            decided.add(name)
+            if level is not None and part.sl is not None and part.sl != level.sl:
+                yield (
+                    ("qos", "match_rules", i, "partitions", j),
+                    f"partition {name} has sl {part.sl}, but this rule gives its traffic level {level.name} "
+                    f"with sl {level.sl}: make them agree",
+                )
 
 
 def mpi_rails_exist(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
@@ -448,6 +692,7 @@ RULES: tuple[Rule, ...] = (
     partitions_are_consistent,
     subnet_managers_are_sound,
     cabling_is_consistent,
+    fabric_is_connected,
     ipoib_is_consistent,
     qos_is_well_formed,
     mpi_rails_exist,

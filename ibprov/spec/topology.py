@@ -43,6 +43,8 @@ class Topology:
     switches: dict[str, PlannedSwitch] = field(default_factory=dict)
     links: list[PlannedLink] = field(default_factory=list)
     problems: list[tuple[Path, str]] = field(default_factory=list)
+    # declared switches the fat tree cables beyond their ports (reported once, at the switch)
+    misfits: set[str] = field(default_factory=set)
 
 
 RateFn = Callable[[Endpoint, Endpoint, Speed | None, Width | None], tuple[Speed, Width]]
@@ -189,8 +191,15 @@ def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateF
     for i, host in enumerate(host_ports):
         leaf = Endpoint(leaves[i // ft.hosts_per_leaf], None, i % ft.hosts_per_leaf + 1)
         add(PlannedLink(leaf, host, *rate(leaf, host, None, None), src))
-    if not spines:
-        return
+    if spines:
+        _add_spine_links(spec, ft, topo, leaves, spines)
+    if spines and cores:
+        _add_core_links(spec, ft, topo, spines, cores)
+    _check_declared_fit(spec, ft, topo)
+
+
+def _add_spine_links(spec: ClusterSpec, ft: FatTree, topo: Topology, leaves: list[str], spines: list[str]) -> None:
+    add, src = topo.links.append, ("fabric", "fat_tree")
     lp, sp = ft.leaves // ft.pods, ft.spines // ft.pods
     per_spine = ft.uplinks_per_leaf // sp
     for li, leaf_name in enumerate(leaves):
@@ -200,8 +209,11 @@ def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateF
             a = Endpoint(leaf_name, None, ft.hosts_per_leaf + 1 + k)
             b = Endpoint(spines[pod * sp + j], None, in_pod * per_spine + c + 1)
             add(PlannedLink(a, b, spec.fabric.speed, spec.fabric.width, src))
-    if not cores:
-        return
+
+
+def _add_core_links(spec: ClusterSpec, ft: FatTree, topo: Topology, spines: list[str], cores: list[str]) -> None:
+    add, src = topo.links.append, ("fabric", "fat_tree")
+    lp, sp = ft.leaves // ft.pods, ft.spines // ft.pods
     group = ft.cores // sp
     per_core = ft.uplinks_per_spine // group
     spine_down = lp * ft.uplinks_per_leaf // sp
@@ -212,3 +224,24 @@ def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateF
             a = Endpoint(spine_name, None, spine_down + 1 + k)
             b = Endpoint(cores[core], None, pod * per_core + c + 1)
             add(PlannedLink(a, b, spec.fabric.speed, spec.fabric.width, src))
+
+
+def _check_declared_fit(spec: ClusterSpec, ft: FatTree, topo: Topology) -> None:
+    """A declared switch the generator cables beyond its ports: one problem at its ``ports``."""
+    highest: dict[str, int] = {}
+    for link in topo.links:
+        if link.source == ("fabric", "fat_tree"):
+            for end in (link.a, link.b):
+                if end.hca is None:
+                    highest[end.device] = max(highest.get(end.device, 0), end.port)
+    for i, sw in enumerate(spec.switches):
+        need = highest.get(sw.name, 0)
+        if need > sw.ports and sw.name not in topo.misfits:
+            topo.misfits.add(sw.name)
+            topo.problems.append(
+                (
+                    ("switches", i, "ports"),
+                    f"{sw.name} has {sw.ports} ports, but the fat tree (radix {ft.radix}) cables it up to port "
+                    f"{need}: declare ports: {need} or more, or change the fat tree",
+                )
+            )

@@ -215,3 +215,126 @@ IpAddress = Annotated[
     BeforeValidator(_address),
     WithJsonSchema({"type": "string", "format": "ip-address"}),
 ]
+
+
+# ------------------------------------------------------------------------------------- rendered text
+# Every string that ends up in a rendered file is checked against that file's grammar, by a rule named
+# after where it is rendered. Messages say what is allowed in words.
+
+_CHAR_NAMES = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", "\x00": "a NUL byte"}
+
+
+def _char(c: str) -> str:
+    if c in _CHAR_NAMES:
+        return _CHAR_NAMES[c]
+    if c.isprintable():
+        return f"{c!r} (U+{ord(c):04X})"
+    return f"the control character U+{ord(c):04X}"
+
+
+def _text_check(
+    value: Any,
+    *,
+    what: str,
+    where: str,
+    max_length: int,
+    forbidden: dict[str, str],
+) -> str:
+    """``value`` if it is printable ASCII without ``forbidden`` characters (char -> why) that fits
+    ``max_length``; else a ValueError naming the first offending character and the file it would break."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be text")
+    if not value.strip():
+        raise ValueError(f"{what} cannot be empty")
+    for c in value:
+        if not c.isprintable() or c in "\n\r\t\x0b\x0c":
+            raise ValueError(f"{what} cannot contain {_char(c)}: it would add or break a line of {where}")
+        if not c.isascii():
+            raise ValueError(f"{what} must be plain ASCII ({where} cannot hold {_char(c)})")
+        if c in forbidden:
+            raise ValueError(f"{what} cannot contain {c!r}: {forbidden[c]}")
+    if value != value.strip():
+        raise ValueError(f"{what} cannot start or end with a space")
+    if len(value) > max_length:
+        raise ValueError(f"{what} is {len(value)} characters, at most {max_length} fit")
+    return value
+
+
+_ANSIBLE = "Ansible would read it as a template"
+
+
+def _description(value: Any) -> str:
+    return _text_check(
+        value,
+        what="a NodeDescription",
+        where="the node-name-map",
+        max_length=64,  # NodeDescription is 64 bytes (IBTA NodeDescription attribute)
+        forbidden={
+            '"': 'the node-name-map writes the name inside "..."',
+            "#": "the node-name-map and topology files start a comment there",
+            "{": _ANSIBLE,
+            "}": _ANSIBLE,
+            "\\": "the node-name-map reads it literally but YAML and the diags do not agree on it",
+        },
+    )
+
+
+def _policy_text(value: Any) -> str:
+    return _text_check(
+        value,
+        what="a use text",
+        where="qos-policy.conf",
+        max_length=128,
+        forbidden={
+            "#": "qos-policy.conf starts a comment there",
+            '"': "qos-policy.conf quotes nothing",
+            "{": _ANSIBLE,
+            "}": _ANSIBLE,
+        },
+    )
+
+
+def _label(value: Any) -> str:
+    return _text_check(
+        value, what="this text", where="reports", max_length=64, forbidden={"{": _ANSIBLE, "}": _ANSIBLE}
+    )
+
+
+def _text_type(check: Any, pattern: str, max_length: int, example: str) -> Any:
+    return Annotated[
+        str,
+        BeforeValidator(check),
+        WithJsonSchema({"type": "string", "pattern": pattern, "maxLength": max_length, "examples": [example]}),
+    ]
+
+
+Description = _text_type(_description, r"^[!$-\[\]-z|~]([ !$-\[\]-z|~]*[!$-\[\]-z|~])?$", 64, "node07 HCA-1")
+PolicyText = _text_type(_policy_text, r"^[!$-z|~]([ !$-z|~]*[!$-z|~])?$", 128, "MPI traffic")
+Label = _text_type(_label, r"^[!-z|~]([ -z|~]*[!-z|~])?$", 64, "QM8700")
+
+# Values Ansible and the hosts read: one token each, in the characters their own syntax allows.
+PATTERN_WORDS: dict[str, str] = {}
+
+
+def _token(pattern: str, words: str, max_length: int) -> Any:
+    PATTERN_WORDS[pattern] = words
+    return Annotated[str, StringConstraints(pattern=pattern, max_length=max_length)]
+
+
+PATTERN_WORDS[NAME_RE] = "letters, digits, '_', '.' and '-', starting with a letter or digit"
+PATTERN_WORDS[r"^[a-z][a-z0-9_]*$"] = "lower-case letters, digits and '_', starting with a letter"
+LoginName = _token(
+    r"^[a-z_][a-z0-9_-]*$", "a login name: lower-case letters, digits, '_' and '-', not starting with a digit", 32
+)
+HostAddress = _token(
+    r"^[A-Za-z0-9][A-Za-z0-9.:_-]*$", "a host name or IP address: letters, digits, '.', ':', '_' and '-'", 253
+)
+VersionText = _token(
+    r"^[A-Za-z0-9][A-Za-z0-9._+~:-]*$", "a version: letters, digits and '.', '_', '+', '~', ':', '-', no spaces", 64
+)
+UrlText = _token(
+    r"^[a-z][a-z0-9+.-]*://[A-Za-z0-9._~:/?\[\]@!$&()*+,;=%-]+$",
+    "a URL such as https://repo.example.com/doca/ (no spaces, quotes or braces)",
+    2048,
+)
+Transport = _token(r"^[a-z][a-z0-9_]*$", "lower-case letters, digits and '_', starting with a letter", 32)

@@ -37,6 +37,7 @@ def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path]
     """Write twin.net, its limits (twin-limits.json) and the OpenSM files (paths pointing into ``workdir``)
     for the twin, with synthetic GUIDs where the spec has none. Returns the net file,
     {"node/device:port": opensm.conf} and the twin (its sim hosts and limits)."""
+    workdir = workdir.resolve()  # the files name each other by path; the processes run in other directories
     book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
     name, speeds = simulator()  # what the ibsim this twin runs takes (measured, cached)
     twin = build_twin(loaded, book, simulator=name, speeds=speeds)
@@ -70,7 +71,9 @@ def start_twin(
     master_timeout: float = 120.0,
 ) -> TwinRun:
     """Start ibsim and (optionally) every planned OpenSM instance: the planned master first, the
-    standbys once it has brought the subnet up (or ``master_timeout`` passed)."""
+    standbys once it has brought the subnet up (or ``master_timeout`` passed). A relative ``workdir`` is
+    taken from the current directory: ibsim and OpenSM run elsewhere and are given absolute paths."""
+    workdir = workdir.resolve()
     netfile, configs, twin = write_twin(loaded, workdir)
     if before_start is not None:
         before_start(workdir / "opensm")

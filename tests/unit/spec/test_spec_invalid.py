@@ -348,12 +348,16 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
     (
         "name-pattern",
         edit(("  - name: node02", "  - name: 'node 02'")),
-        ["20:11: nodes[3].name: string should match pattern '^[A-Za-z0-9][A-Za-z0-9_.-]*$' (got 'node 02')"],
+        [
+            "20:11: nodes[3].name: 'node 02' is not allowed: write letters, digits, '_', '.' and '-', starting with a letter or digit"
+        ],
     ),
     (
         "device-pattern",
         edit((SM02_HCA, SM02_HCA.replace("mlx5_0", "MLX5_0"))),
-        ["14:17: nodes[1].hcas[0].device: string should match pattern '^[a-z][a-z0-9_]*$' (got 'MLX5_0')"],
+        [
+            "14:17: nodes[1].hcas[0].device: 'MLX5_0' is not allowed: write lower-case letters, digits and '_', starting with a letter"
+        ],
     ),
     (
         "guid-not-hex",
@@ -593,7 +597,10 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
     (
         "lmc-with-ftree",
         edit(("subnet_manager:\n", "subnet_manager:\n  routing_engine: ftree\n  lmc: 2\n")),
-        ["37:8: subnet_manager.lmc: lmc 2 is not supported by ftree (OpenSM falls back)"],
+        [
+            "36:19: subnet_manager.routing_engine: ftree needs a fat tree of at least two switch levels, and this fabric has no spine or core switch: add spines (fabric.fat_tree.spines or switches with role: spine) or use updn or minhop",
+            "37:8: subnet_manager.lmc: lmc 2 is not supported by ftree (OpenSM falls back)",
+        ],
     ),
     # ------------------------------------------------------------------------------ cabling
     (
@@ -851,7 +858,10 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
     (
         "ipoib-duplicate-interface-name",
         edit(append="  - {partition: compute, subnet: 10.1.0.0/24, name: ib0}\n"),
-        ["49:53: ipoib[1].name: duplicate IPoIB interface ib0 (also at ipoib[0].name)"],
+        [
+            "49:53: ipoib[1].name: duplicate IPoIB interface ib0 (also at ipoib[0].name)",
+            "49:53: ipoib[1].name: ib0 is the parent interface itself, which carries the Default partition, not compute (0x0010): name it ib0.8010",
+        ],
     ),
     (
         "ipoib-subnet-too-small",
@@ -948,8 +958,317 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         "qos-match-rule-service-id-syntax",
         edit(append=QOS + "  levels: [{name: mpi, sl: 1}]\n  match_rules: [{qos_level: mpi, service_ids: ['12']}]\n"),
         [
-            "53:48: qos.match_rules[0].service_ids[0]: string should match pattern '^0x[0-9a-fA-F]+(-0x[0-9a-fA-F]+)?$' "
-            "(got '12')"
+            "53:48: qos.match_rules[0].service_ids[0]: '12' is not allowed: write a hex number 0x... or a range 0x...-0x..."
+        ],
+    ),
+    # ------------------------------------------------------- issue 14: nothing that validates may break a file
+    (
+        "node-description-newline-adds-a-name-map-line",
+        edit(("  - name: node01\n", '  - name: node01\n    description: "node01\\n0x0c42a10300000001 \\"sm01"\n')),
+        [
+            "17:18: nodes[2].description: a NodeDescription cannot contain a line break: it would add or break a line of the node-name-map"
+        ],
+    ),
+    (
+        "node-description-quote",
+        edit(("  - name: node01\n", "  - name: node01\n    description: 'say \"hi\"'\n")),
+        [
+            '17:18: nodes[2].description: a NodeDescription cannot contain \'"\': the node-name-map writes the name inside "..."'
+        ],
+    ),
+    (
+        "node-description-hash",
+        edit(("  - name: node01\n", "  - name: node01\n    description: 'rack 3 #7'\n")),
+        [
+            "17:18: nodes[2].description: a NodeDescription cannot contain '#': the node-name-map and topology files start a comment there"
+        ],
+    ),
+    (
+        "node-description-non-ascii",
+        edit(("  - name: node01\n", "  - name: node01\n    description: nœud 1\n")),
+        [
+            "17:18: nodes[2].description: a NodeDescription must be plain ASCII (the node-name-map cannot hold 'œ' (U+0153))"
+        ],
+    ),
+    (
+        "node-description-too-long",
+        edit(("  - name: node01\n", "  - name: node01\n    description: " + "x" * 65 + "\n")),
+        ["17:18: nodes[2].description: a NodeDescription is 65 characters, at most 64 fit"],
+    ),
+    (
+        "node-description-blank",
+        edit(("  - name: node01\n", "  - name: node01\n    description: ' '\n")),
+        ["17:18: nodes[2].description: a NodeDescription cannot be empty"],
+    ),
+    (
+        "switch-description-ansible-template",
+        edit(("    ports: 8\n", "    ports: 8\n    description: \"{{ lookup('env', 'HOME') }}\"\n")),
+        ["28:18: switches[0].description: a NodeDescription cannot contain '{': Ansible would read it as a template"],
+    ),
+    (
+        "switch-model-tab",
+        edit(("    ports: 8\n", '    ports: 8\n    model: "QM\\t8700"\n')),
+        ["28:12: switches[0].model: this text cannot contain a tab: it would add or break a line of reports"],
+    ),
+    (
+        "qos-level-use-newline",
+        edit(append=QOS + '  levels: [{name: a, sl: 1, use: "mpi\\nend-qos-level"}]\n'),
+        [
+            "52:34: qos.levels[0].use: a use text cannot contain a line break: it would add or break a line of qos-policy.conf"
+        ],
+    ),
+    (
+        "qos-match-rule-use-hash",
+        edit(append=QOS + "  levels: [{name: a, sl: 1}]\n  match_rules: [{qos_level: a, use: 'rule #1'}]\n"),
+        ["53:37: qos.match_rules[0].use: a use text cannot contain '#': qos-policy.conf starts a comment there"],
+    ),
+    (
+        "ssh-user-with-space",
+        edit(("  name: t1\n", "  name: t1\n  ssh_user: root admin\n")),
+        [
+            "4:13: cluster.ssh_user: 'root admin' is not allowed: write a login name: lower-case letters, digits, '_' and '-', not starting with a digit"
+        ],
+    ),
+    (
+        "node-address-newline",
+        edit(("  - name: node01\n", '  - name: node01\n    address: "10.0.0.1\\nevil"\n')),
+        [
+            "17:14: nodes[2].address: '10.0.0.1\\nevil' is not allowed: write a host name or IP address: letters, digits, '.', ':', '_' and '-'"
+        ],
+    ),
+    (
+        "stack-version-space",
+        edit(append="stack: {kind: doca_ofed, version: 2.9 LTS, repository: 'https://repo.example.com/doca/'}\n"),
+        [
+            "49:35: stack.version: '2.9 LTS' is not allowed: write a version: letters, digits and '.', '_', '+', '~', ':', '-', no spaces"
+        ],
+    ),
+    (
+        "stack-repository-quote",
+        edit(append="stack: {kind: doca_ofed, version: 2.9.1, repository: 'https://repo.example.com/\"x'}\n"),
+        [
+            "49:54: stack.repository: 'https://repo.example.com/\"x' is not allowed: write a URL such as https://repo.example.com/doca/ (no spaces, quotes or braces)"
+        ],
+    ),
+    (
+        "hca-firmware-newline",
+        edit(
+            (
+                "      - device: mlx5_0\n        node_guid: 0x0c42a10300000002",
+                '      - device: mlx5_0\n        firmware: "20.1\\n"\n        node_guid: 0x0c42a10300000002',
+            )
+        ),
+        [
+            "15:19: nodes[1].hcas[0].firmware: '20.1\\n' is not allowed: write a version: letters, digits and '.', '_', '+', '~', ':', '-', no spaces"
+        ],
+    ),
+    (
+        "mpi-ucx-tls-comma",
+        edit(append="mpi: {ucx_tls: ['rc,ud']}\n"),
+        [
+            "49:17: mpi.ucx_tls[0]: 'rc,ud' is not allowed: write lower-case letters, digits and '_', starting with a letter"
+        ],
+    ),
+    (
+        "partition-node-twice-with-two-memberships",
+        edit(
+            (
+                "      - group: compute",
+                "      - node: node01\n        membership: full\n      - node: node01\n        membership: limited",
+            )
+        ),
+        [
+            "49:21: partitions[0].members[1].membership: node node01 is listed twice in partition compute with different memberships: limited here, full at partitions[0].members[0] (list it once)"
+        ],
+    ),
+    (
+        "partition-group-twice-with-defmember",
+        edit(("      - group: compute", "      - group: compute\n      - {group: compute, membership: full}")),
+        [
+            "47:38: partitions[0].members[1].membership: group compute is listed twice in partition compute with different memberships: full here, limited at partitions[0].members[0] (list it once)"
+        ],
+    ),
+    (
+        "ipoib-name-suffix-is-another-pkey",
+        edit(append="  - {partition: compute, subnet: 10.1.0.0/24, name: ib0.8020}\n"),
+        ["49:53: ipoib[1].name: ib0.8020 says P_Key 0x8020, but partition compute has P_Key 0x0010 (name it ib0.8010)"],
+    ),
+    (
+        "ipoib-name-names-another-parent",
+        edit(append="  - {partition: compute, subnet: 10.1.0.0/24, name: ib1.8010}\n"),
+        ["49:53: ipoib[1].name: ib1.8010 names parent ib1, but parent is ib0"],
+    ),
+    (
+        "ipoib-default-partition-child-name",
+        edit(("  - subnet: 10.0.0.0/24", "  - subnet: 10.0.0.0/24\n    name: ib0.8010")),
+        ["49:11: ipoib[0].name: ib0.8010 says P_Key 0x8010, but partition default has P_Key 0x7fff (name it ib0)"],
+    ),
+    (
+        "qos-level-named-default",
+        edit(append=QOS + "  levels: [{name: default, sl: 1}]\n"),
+        [
+            "52:19: qos.levels[0].name: the DEFAULT qos-level is written from qos.default_sl: set default_sl instead of a level named default"
+        ],
+    ),
+    (
+        "qos-partition-sl-disagrees-with-its-level",
+        edit(
+            ("    ipoib: true", "    ipoib: true\n    sl: 1"),
+            append=QOS + "  levels: [{name: a, sl: 2}]\n  match_rules: [{qos_level: a, partitions: [compute]}]\n",
+        ),
+        [
+            "54:45: qos.match_rules[0].partitions[0]: partition compute has sl 1, but this rule gives its traffic level a with sl 2: make them agree"
+        ],
+    ),
+    (
+        "routing-engine-listed-twice",
+        edit(("subnet_manager:\n", "subnet_manager:\n  routing_engine: updn, minhop, updn\n")),
+        ["36:19: subnet_manager.routing_engine: updn is listed twice"],
+    ),
+    (
+        "routing-ftree-without-spines",
+        edit(("subnet_manager:\n", "subnet_manager:\n  routing_engine: ftree\n")),
+        [
+            "36:19: subnet_manager.routing_engine: ftree needs a fat tree of at least two switch levels, and this fabric has no spine or core switch: add spines (fabric.fat_tree.spines or switches with role: spine) or use updn or minhop"
+        ],
+    ),
+    (
+        "routing-ftree-host-on-a-spine",
+        edit(
+            (
+                SWITCHES,
+                SWITCHES + "  - {name: leaf02, role: leaf, ports: 8}\n  - {name: spine01, role: spine, ports: 8}\n",
+            ),
+            (
+                "    - leaf01:8 <-> sm02/mlx5_0:1\n",
+                "    - spine01:8 <-> sm02/mlx5_0:1\n    - leaf01:5 <-> spine01:1\n    - leaf02:1 <-> spine01:2\n",
+            ),
+            ("subnet_manager:\n", "subnet_manager:\n  routing_engine: ftree\n"),
+        ),
+        [
+            "36:7: fabric.links[3].link: ftree needs every HCA on a leaf switch, but sm02/mlx5_0:1 is cabled to spine spine01"
+        ],
+    ),
+    (
+        "routing-ftree-leaf-without-uplink",
+        edit(
+            (
+                SWITCHES,
+                SWITCHES + "  - {name: leaf02, role: leaf, ports: 8}\n  - {name: spine01, role: spine, ports: 8}\n",
+            ),
+            ("    - leaf01:8 <-> sm02/mlx5_0:1\n", "    - leaf01:8 <-> sm02/mlx5_0:1\n    - leaf02:1 <-> spine01:1\n"),
+            ("subnet_manager:\n", "subnet_manager:\n  routing_engine: ftree\n"),
+        ),
+        ["39:19: subnet_manager.routing_engine: ftree needs every leaf cabled to a spine, and leaf01 has no uplink"],
+    ),
+    (
+        "routing-ftree-with-one-leaf",
+        ft(
+            ("spines: 0", "spines: 1"),
+            ("uplinks_per_leaf: 0", "uplinks_per_leaf: 1"),
+            ("subnet_manager:\n", "subnet_manager:\n  routing_engine: ftree\n"),
+        ),
+        [
+            "33:19: subnet_manager.routing_engine: ftree needs at least two leaf switches, and this fabric has 1: OpenSM finds no fat tree in it ('Failed to find leaf switches') and routes with minhop; use updn or minhop"
+        ],
+    ),
+    (
+        "routing-dor-on-a-tree",
+        ft(
+            *TWO_LEAVES,
+            ("uplinks_per_leaf: 0", "uplinks_per_leaf: 2"),
+            ("subnet_manager:\n", "subnet_manager:\n  routing_engine: dor\n"),
+        ),
+        [
+            "33:19: subnet_manager.routing_engine: dor routes meshes and tori by dimension; this fabric is a tree (it has spine or core switches): use ftree, updn or minhop"
+        ],
+    ),
+    (
+        "routing-torus-2qos-without-its-file",
+        edit(("subnet_manager:\n", "subnet_manager:\n  routing_engine: torus-2QoS\n"), append=QOS),
+        [
+            "36:19: subnet_manager.routing_engine: torus-2QoS needs /etc/opensm/torus-2QoS.conf (the torus' dimensions and links), which ibprov does not write: use ftree, updn or minhop"
+        ],
+    ),
+    (
+        "routing-file-without-lfts",
+        edit(("subnet_manager:\n", "subnet_manager:\n  routing_engine: file\n")),
+        [
+            "36:19: subnet_manager.routing_engine: file needs an lfts_file (dumped forwarding tables), which ibprov does not write: use ftree, updn or minhop"
+        ],
+    ),
+    (
+        "qos-sl-on-a-vl-without-weight",
+        edit(append=QOS + "  vlarb_high: '0:4'\n  vlarb_low: '0:0,1:0,2:8,3:8'\n  levels: [{name: a, sl: 1}]\n"),
+        [
+            "54:26: qos.levels[0].sl: SL 1 maps to VL 1, which has no weight in qos.vlarb_high and qos.vlarb_low: its packets are never sent (give VL 1 a weight)"
+        ],
+    ),
+    (
+        "qos-class-inherits-sl2vl-beyond-its-max-vls",
+        edit(
+            append=QOS
+            + "  sl2vl: '0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3'\n  switch_external: {max_vls: 2, vlarb_low: '0:4,1:4'}\n  levels: [{name: a, sl: 3}]\n"
+        ),
+        [
+            "54:26: qos.levels[0].sl: SL 3 maps to VL 3 by qos.sl2vl, not below qos.switch_external.max_vls 2 (on external switch ports)"
+        ],
+    ),
+    (
+        "qos-class-own-sl2vl-drops-a-used-sl",
+        edit(append=QOS + "  ca: {sl2vl: '0,15,2,3,0,1,2,3,0,1,2,3,0,1,2,3'}\n  levels: [{name: a, sl: 1}]\n"),
+        ["53:26: qos.levels[0].sl: SL 1 is mapped to VL 15 (dropped) by qos.ca.sl2vl (on CA ports)"],
+    ),
+    (
+        "qos-default-partition-sl-without-data-vl",
+        edit(append=QOS + "default_partition: {sl: 6}\n"),
+        ["52:25: default_partition.sl: SL 6 has no data VL with max_vls 4: set qos.sl2vl"],
+    ),
+    (
+        "qos-vlarb-vl-the-ports-do-not-have",
+        edit(append="qos:\n  enabled: true\n  vlarb_low: '0:4,1:4,8:184'\n"),
+        ["51:14: qos.vlarb_low[2]: VL 8 does not exist: ports have 8 data VLs (VL 0-7), whatever max_vls says"],
+    ),
+    (
+        "qos-default-sl2vl-sends-an-sl-to-a-vl-the-ports-do-not-have",
+        edit(append="qos:\n  enabled: true\n  levels: [{name: a, sl: 9}]\n"),
+        [
+            "51:26: qos.levels[0].sl: SL 9 maps to VL 9 by OpenSM's default sl2vl, and ports have 8 data VLs (VL 0-7), whatever max_vls says: set qos.sl2vl"
+        ],
+    ),
+    (
+        "fabric-in-two-pieces",
+        edit(
+            (SWITCHES, SWITCHES + "  - {name: leaf02, role: leaf, ports: 8}\n"),
+            ("    - leaf01:1 <-> node01", "    - leaf02:1 <-> node01"),
+            ("    - leaf01:2 <-> node02", "    - leaf02:2 <-> node02"),
+        ),
+        [
+            "32:7: fabric.links[0].link: node01/mlx5_0:1 and 1 more HCA port cannot reach the subnet manager on sm01/mlx5_0:1: no cable joins this part of the fabric to the rest, and OpenSM manages only the part its port reaches"
+        ],
+    ),
+    (
+        "a-key-spelt-like-pydantics-key-marker",
+        edit(append='"[key]": 1\n'),
+        ["49:1: ['[key]']: unknown key '[key]'"],
+    ),
+    (
+        "fat-tree-declared-switch-too-small",
+        ft(("fabric:\n", "switches:\n  - {name: leaf01, role: leaf, ports: 2}\nfabric:\n")),
+        [
+            "25:39: switches[0].ports: leaf01 has 2 ports, but the fat tree (radix 8) cables it up to port 4: declare ports: 4 or more, or change the fat tree"
+        ],
+    ),
+    (
+        "pattern-error-in-words",
+        edit(
+            (
+                "    groups: [compute]\n    hcas:\n      - device: mlx5_0\n  - name: node02",
+                "    groups: [compute-a]\n    hcas:\n      - device: mlx5_0\n  - name: node02",
+            )
+        ),
+        [
+            "17:14: nodes[2].groups[0]: 'compute-a' is not allowed: write letters, digits and '_', not starting with a digit"
         ],
     ),
 ]

@@ -139,7 +139,7 @@ def test_the_json_schema_rejects_unknown_keys() -> None:
     [
         pytest.param("links: [", "links: [{link: 'leaf01:3 <-> leaf01:4', width: 1x}, ", id="link-mapping-form"),
         pytest.param("instances:", "routing_engine: 'updn, minhop'\n  instances:", id="engines-as-comma-list"),
-        pytest.param("instances:", "routing_engine: [ftree, minhop]\n  instances:", id="engines-as-list"),
+        pytest.param("instances:", "routing_engine: [updn, minhop]\n  instances:", id="engines-as-list"),
         pytest.param(
             "{device: mlx5_0}]}\n  - {name: b",
             "{device: mlx5_0, node_guid: '00:02:c9:03:00:a1:b2:c3'}]}\n  - {name: b",
