@@ -473,11 +473,13 @@ def _pool_problems(
         yield (*path, "pool_start"), f"{start} is not inside {iface.subnet}"
         return
     last = iface.subnet.broadcast_address
-    available = int(last) - int(start)
+    fixed = {a for a in iface.addresses.values() if int(start) <= int(a) < int(last)}  # the pool skips them
+    available = int(last) - int(start) - len(fixed)
     if available < len(need):
+        counted = f" once the {len(fixed)} fixed addresses there are counted" if fixed else ""
         yield (
             (*path, "subnet"),
-            (f"{len(need)} nodes need an address but {iface.subnet} has only {max(available, 0)} from {start}"),
+            f"{len(need)} nodes need an address but {iface.subnet} has only {max(available, 0)} from {start}{counted}",
         )
         return
     for addr in ipoib_pool(iface, need):
