@@ -11,8 +11,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from ibprov import __version__
-from ibprov.report.json_report import SCHEMA_VERSION
+from ibprov.report.json_report import SCHEMA_VERSION, TOOL_SCHEMA, tool_info
 
 __all__ = ["ERROR_SCHEMA", "failure_json", "failure_junit"]
 
@@ -23,12 +22,7 @@ ERROR_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION},
-        "tool": {
-            "type": "object",
-            "required": ["name", "version"],
-            "additionalProperties": False,
-            "properties": {"name": {"const": "ibprov"}, "version": _STR},
-        },
+        "tool": TOOL_SCHEMA,
         "command": _STR,
         "cluster": _STR,
         "spec": _STR,
@@ -42,7 +36,7 @@ ERROR_SCHEMA: dict[str, Any] = {
 def failure_json(command: str, cluster: str, spec: str, problems: Sequence[str], exit_code: int) -> str:
     doc = {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "ibprov", "version": __version__},
+        "tool": tool_info(),
         "command": command,
         "cluster": cluster,
         "spec": spec,

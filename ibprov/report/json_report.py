@@ -57,6 +57,19 @@ _CHECK = {
     },
 }
 
+# the head every report.json has, whatever its form (a report, or report/failure.py's error document)
+TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["name", "version"],
+    "additionalProperties": False,
+    "properties": {"name": {"const": "ibprov"}, "version": _STR},
+}
+
+
+def tool_info() -> dict[str, str]:
+    return {"name": "ibprov", "version": __version__}
+
+
 _SECTION_HEAD = ["title", "collected_from", "started", "duration_seconds", "result", "facts", "notes"]
 
 
@@ -102,12 +115,7 @@ def report_schema(facts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {
             "schema_version": {"const": SCHEMA_VERSION},
-            "tool": {
-                "type": "object",
-                "required": ["name", "version"],
-                "additionalProperties": False,
-                "properties": {"name": {"const": "ibprov"}, "version": _STR},
-            },
+            "tool": TOOL_SCHEMA,
             "command": _STR,
             "cluster": _STR,
             "spec": _STR,
@@ -149,7 +157,7 @@ def to_dict(report: Report) -> dict[str, Any]:
     findings = report.findings
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "ibprov", "version": __version__},
+        "tool": tool_info(),
         "command": report.command,
         "cluster": report.cluster,
         "spec": report.spec,
