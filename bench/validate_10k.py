@@ -87,7 +87,7 @@ def _tail() -> list[str]:
         "ipoib:",
         "  - {partition: default, subnet: 10.128.0.0/18, addresses: {sm01: 10.128.0.1, sm02: 10.128.0.2},"
         " pool_start: 10.128.0.11}",
-        "acceptance: {pairs: leaf_spread}",
+        "acceptance: {pairs: route-aware}",
     ]
 
 

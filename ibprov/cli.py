@@ -549,6 +549,24 @@ def _section_flags(func: F) -> F:
     help="Verify the twin rack (`ibprov twin up SPEC`): its fabric and its node containers.",
 )
 @click.option(
+    "--pairs",
+    type=click.Choice(["quick", "all-pairs", "rail-aware", "route-aware"]),
+    help="perf: the pair schedule (default: the spec's acceptance.pairs).",
+)
+@click.option("--dry-run", is_flag=True, help="perf: print the schedule and link coverage; run nothing.")
+@click.option(
+    "--baseline",
+    metavar="FILE",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="perf: flag results more than acceptance.baseline_tolerance worse than this baseline.",
+)
+@click.option(
+    "--save-baseline",
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="perf: write every measured result to FILE (a baseline for later runs).",
+)
+@click.option(
     "--twin-limits",
     metavar="FILE",
     type=click.Path(path_type=Path, exists=True),
@@ -568,13 +586,18 @@ def verify(
     synthetic_guids: bool,
     twin_limits: Path | None,
     target: str | None,
+    pairs: str | None,
+    dry_run: bool,
+    baseline: Path | None,
+    save_baseline: Path | None,
     **sections: bool,
 ) -> None:
-    """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section);
-    exit 0 (pass), 1 (findings), 2 (spec), 3 (cannot collect)."""
+    """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section but
+    --perf, which loads the fabric and runs only when asked for); exit 0 (pass), 1 (findings), 2 (spec),
+    3 (cannot collect)."""
     from ibprov.verify.sections import SECTIONS, VerifyOptions, misplaced_options, prestart, run_sections
 
-    chosen = [i for i in SECTIONS if sections.get(f"section_{i.name}")] or list(SECTIONS)
+    chosen = [i for i in SECTIONS if sections.get(f"section_{i.name}")] or [i for i in SECTIONS if i.default]
     options = VerifyOptions(
         via=via,
         soak=soak,
@@ -583,6 +606,10 @@ def verify(
         inventory=inventory,
         twin_limits=twin_limits,
         target=target,
+        pairs=pairs,
+        dry_run=dry_run,
+        baseline=baseline,
+        save_baseline=save_baseline,
     )
     misplaced = misplaced_options(chosen, options)
     if misplaced:
@@ -592,8 +619,12 @@ def verify(
                 for name, owners in misplaced.items()
             )
         )
+    if dry_run:
+        _perf_dry_run(spec, pairs, [i.name for i in chosen])
+        return
     started: dict[str, Any] = {}
     command = "verify " + " ".join(f"--{i.name}" for i in chosen)
+    _show_progress()
     try:
         for info in chosen:  # e.g. the fabric discovery: it needs no spec, so it runs while the spec loads
             started[info.name] = prestart(info, options)
@@ -608,7 +639,42 @@ def verify(
         for handle in started.values():
             if handle is not None:
                 handle.close()
+    if save_baseline is not None:
+        _save_baseline(report, save_baseline)
     _print_report(report, json_path, junit_path, html_path)
+
+
+def _perf_dry_run(spec: Path, pairs: str | None, chosen: list[str]) -> None:
+    from ibprov.spec import load_spec
+    from ibprov.verify.perf.section import dry_run_lines
+
+    if chosen != ["perf"]:
+        raise click.UsageError("--dry-run prints the perf schedule: use it with --perf alone")
+    for line in dry_run_lines(load_spec(spec), pairs):  # type: ignore[arg-type]
+        click.echo(line)
+
+
+def _show_progress() -> None:
+    """Long sections (perf) log their progress to ``ibprov.progress``: shown on a terminal, quiet in CI."""
+    import logging
+
+    logger = logging.getLogger("ibprov.progress")
+    if sys.stderr.isatty() and not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def _save_baseline(report: Report, path: Path) -> None:
+    from ibprov.verify.perf.section import save_baseline
+
+    try:
+        count = save_baseline(report.section("perf"), report.cluster, path)
+    except OSError as exc:
+        raise IbprovError(f"cannot write {path}: {exc.strerror or exc}") from None
+    click.echo(f"wrote baseline {path} ({count} measured results)", err=True)
 
 
 def _write_failure(

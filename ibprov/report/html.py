@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 
 from ibprov import __version__
-from ibprov.report.model import CheckResult, Finding, Report, SectionReport, Severity
+from ibprov.report.model import Cell, CheckResult, Finding, HasMatrices, Matrix, Report, SectionReport, Severity
 
 __all__ = ["to_html"]
 
@@ -30,9 +30,13 @@ th{background:#f0f2f5;font-weight:600}
 .sev{font-weight:700;text-transform:uppercase;font-size:11px;padding:2px 6px;border-radius:4px;color:#fff}
 .critical{background:#7a0916}.security{background:#86198f}.error{background:#b42318}.warning{background:#b54708}
 main .pass{color:#1f7a3a;font-weight:600}main .fail{color:#b42318;font-weight:600}.caveat{color:#b54708}
+main .skipped{color:#5d6b7a}
 ul.notes{margin:6px 0;padding-left:20px}ul.notes li{margin:2px 0}
 details summary{cursor:pointer}code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .facts{margin:0 0 8px;color:#39424e}
+table.heatmap{width:auto}table.heatmap td{text-align:right;min-width:54px;font-variant-numeric:tabular-nums}
+table.heatmap td.none{background:#f0f2f5;color:#8a94a3}table.heatmap th.row{text-align:right}
+.legend{color:#5d6b7a;font-size:12px;margin:4px 0 10px}
 """
 
 
@@ -57,22 +61,111 @@ def _findings_table(findings: list[Finding]) -> str:
 
 def _check_rows(check: CheckResult) -> str:
     caveats = dict(check.caveats)
+    skips = dict(check.skipped)
     cases = check.cases()
-    failed = sum(1 for _o, f in cases if f)
-    status = "fail" if failed else "pass"
+    status = check.status
     items = []
     for obj, findings in cases:
         if findings:
             items.append(f'<li class="fail">{_e(obj)}: ' + "; ".join(_e(f.text) for f in findings) + "</li>")
+        elif obj in skips:
+            items.append(f'<li class="skipped">{_e(obj)}: skipped: {_e(skips[obj])}</li>')
         elif obj in caveats:
             items.append(f'<li class="caveat">{_e(obj)}: {_e(caveats[obj])}</li>')
         else:
             items.append(f"<li>{_e(obj)}: passed</li>")
     objects = f"<details><summary>{len(cases)} objects</summary><ul>{''.join(items)}</ul></details>" if cases else "—"
     caveat = f' <span class="caveat">({len(caveats)} with a caveat)</span>' if caveats else ""
+    if skips and status != "skipped":
+        caveat += f' <span class="skipped">({len(skips)} skipped)</span>'
     return (
         f'<tr class="check" data-check="{_e(check.id)}"><td><code>{_e(check.id)}</code></td><td>{_e(check.title)}</td>'
         f'<td class="{status}">{status}{caveat}</td><td>{objects}</td></tr>'
+    )
+
+
+def _shade(matrix: Matrix, cell: Cell) -> str:
+    """Green when it passes (paler near the limit), red when it fails (darker the further off), grey skipped."""
+    if cell.status == "skipped" or cell.value is None:
+        return "#e4e7eb" if cell.status == "skipped" else "#f4c7c3"
+    limit = matrix.limit
+    if not limit:
+        return "#d9f0df" if cell.status == "pass" else "#f4c7c3"
+    ratio = cell.value / limit if matrix.higher_is_better else limit / cell.value if cell.value else 0.0
+    if cell.status == "pass":
+        light = max(0.0, min(1.0, (ratio - 1.0) / 0.15))  # at the limit: pale; 15 % better: full green
+        return f"rgb({int(217 - 110 * light)},{int(240 - 40 * light)},{int(223 - 100 * light)})"
+    dark = max(0.0, min(1.0, (1.0 - ratio) / 0.5))  # just under: pale red; half the limit: dark red
+    return f"rgb({int(244 - 64 * dark)},{int(199 - 164 * dark)},{int(195 - 160 * dark)})"
+
+
+def _heatmap(matrix: Matrix) -> str:
+    head = "".join(f'<th scope="col">{_e(c)}</th>' for c in matrix.columns)
+    rows = []
+    for r in matrix.rows:
+        cells = []
+        for c in matrix.columns:
+            cell = matrix.cells.get((r, c))
+            if cell is None:
+                cells.append('<td class="none">·</td>')
+                continue
+            shown = f"{cell.value:.3g}" if cell.value is not None else ("skip" if cell.status == "skipped" else "—")
+            cells.append(
+                f'<td class="cell {_e(cell.status)}" style="background:{_shade(matrix, cell)}" '
+                f'title="{_e(cell.text)}" data-status="{_e(cell.status)}">{_e(shown)}</td>'
+            )
+        rows.append(f'<tr><th class="row" scope="row">{_e(r)}</th>{"".join(cells)}</tr>')
+    limit = (
+        f"; pass {'≥' if matrix.higher_is_better else '≤'} {matrix.limit:g} {_e(matrix.unit)}" if matrix.limit else ""
+    )
+    return (
+        f"<h3>{_e(matrix.title)} ({_e(matrix.unit)})</h3>"
+        f'<p class="legend">rows: client, columns: server{limit}; hover a cell for the pair; grey: skipped</p>'
+        f'<table class="heatmap" data-matrix="{_e(matrix.title)}"><thead><tr><th></th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _worst(matrices: list[Matrix], limit: int = 20) -> str:
+    """The cells that failed or came closest to failing, worst first."""
+    ranked = []
+    for m in matrices:
+        for cell in m.cells.values():
+            if cell.value is None or not m.limit:
+                if cell.status == "fail":
+                    ranked.append((-1.0, m, cell))
+                continue
+            margin = cell.value / m.limit - 1 if m.higher_is_better else 1 - cell.value / m.limit
+            ranked.append((margin, m, cell))
+    ranked.sort(key=lambda x: x[0])
+    if not ranked:
+        return ""
+    rows = "".join(
+        f'<tr class="{_e(cell.status)}"><td class="{_e(cell.status)}">{_e(cell.status)}</td><td>{_e(m.title)}</td>'
+        f"<td>{_e(cell.text)}</td></tr>"
+        for _margin, m, cell in ranked[:limit]
+    )
+    return (
+        '<h3>Worst pairs first</h3><table class="worst"><thead><tr><th>Result</th><th>Test</th><th>Pair</th></tr>'
+        f"</thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _matrices(section: SectionReport) -> str:
+    facts = section.facts
+    if not isinstance(facts, HasMatrices):
+        return ""
+    matrices = facts.matrices()
+    details = "".join(
+        f'<details class="drilldown"><summary>{_e(title)}</summary><ul>'
+        + "".join(f"<li><code>{_e(line)}</code></li>" for line in lines)
+        + "</ul></details>"
+        for title, lines in facts.details()
+    )
+    return (
+        _worst(matrices)
+        + "".join(_heatmap(m) for m in matrices if m.cells)
+        + (f"<h3>Schedule and per-node detail</h3>{details}" if details else "")
     )
 
 
@@ -90,6 +183,7 @@ def _section(section: SectionReport) -> str:
         + (f'<h3>Notes</h3><ul class="notes">{notes}</ul>' if notes else "")
         + "<h3>Findings</h3>"
         + _findings_table(section.findings)
+        + _matrices(section)
         + '<h3>Checks</h3><table class="checks"><thead><tr><th>Check</th><th>Passes when</th><th>Result</th>'
         f"<th>Objects</th></tr></thead><tbody>{checks}</tbody></table></section>"
     )

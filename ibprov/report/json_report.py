@@ -36,13 +36,13 @@ _FINDING = {
 
 _CHECK = {
     "type": "object",
-    "required": ["id", "section", "title", "status", "objects", "findings", "caveats"],
+    "required": ["id", "section", "title", "status", "objects", "findings", "caveats", "skipped"],
     "additionalProperties": False,
     "properties": {
         "id": {"type": "string", "pattern": r"^[a-z]+(\.[a-z0-9_]+)+$"},
         "section": _STR,
         "title": _STR,
-        "status": {"enum": ["pass", "fail"]},
+        "status": {"enum": ["pass", "fail", "skipped"]},
         "objects": _COUNT,
         "findings": _COUNT,
         "caveats": {
@@ -52,6 +52,15 @@ _CHECK = {
                 "required": ["object", "text"],
                 "additionalProperties": False,
                 "properties": {"object": _STR, "text": _STR},
+            },
+        },
+        "skipped": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["object", "reason"],
+                "additionalProperties": False,
+                "properties": {"object": _STR, "reason": _STR},
             },
         },
     },
@@ -189,10 +198,11 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "id": c.id,
                 "section": s.name,
                 "title": c.title,
-                "status": "pass" if c.passed else "fail",
+                "status": c.status,
                 "objects": len(c.cases()),
                 "findings": len(c.findings),
                 "caveats": [{"object": o, "text": text} for o, text in c.caveats],
+                "skipped": [{"object": o, "reason": reason} for o, reason in c.skipped],
             }
             for s in report.sections
             for c in s.checks

@@ -10,14 +10,26 @@ report.json and junit.xml are views of one :class:`Report`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ibprov.errors import ExitCode
 
-__all__ = ["FABRIC", "CheckResult", "Finding", "Report", "SectionFacts", "SectionReport", "Severity", "utc_now_text"]
+__all__ = [
+    "FABRIC",
+    "Cell",
+    "CheckResult",
+    "Finding",
+    "HasMatrices",
+    "Matrix",
+    "Report",
+    "SectionFacts",
+    "SectionReport",
+    "Severity",
+    "utc_now_text",
+]
 
 FABRIC = "fabric"  # the object of a check that looks at the fabric as a whole
 
@@ -81,10 +93,20 @@ class CheckResult:
     # (object, why): objects judged against something other than the plan, e.g. a link the twin runs at
     # another rate; passing such an object does not verify the planned property
     caveats: tuple[tuple[str, str], ...] = ()
+    # (object, why): objects the check could not judge here (a perftest pair on a node with no RDMA device);
+    # neither passed nor failed
+    skipped: tuple[tuple[str, str], ...] = ()
 
     @property
     def passed(self) -> bool:
         return not self.findings
+
+    @property
+    def status(self) -> str:
+        """``fail`` with a finding; ``skipped`` when every object examined was skipped; else ``pass``."""
+        if self.findings:
+            return "fail"
+        return "skipped" if self.objects and len(dict(self.skipped)) >= len(set(self.objects)) else "pass"
 
     def cases(self) -> list[tuple[str, tuple[Finding, ...]]]:
         """(object, its findings) for every object examined or found, each once; passes have no findings.
@@ -97,6 +119,39 @@ class CheckResult:
         out = [(o, tuple(found.pop(o, ()))) for o in dict.fromkeys(objects)]
         out += [(o, tuple(fs)) for o, fs in found.items()]
         return out
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a :class:`Matrix`: a measured value (None: none) and its verdict."""
+
+    value: float | None
+    status: str  # "pass", "fail" or "skipped"
+    text: str  # what a reader sees on hover: the object and the verdict in words
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Results between two sets of objects (client nodes x server nodes), as the HTML report shows them:
+    a heatmap. ``limit`` is the pass threshold in ``unit`` (the colour scale is relative to it)."""
+
+    title: str  # "ib_write_bw 8MiB"
+    unit: str  # "Gb/s", "us"
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    cells: Mapping[tuple[str, str], Cell]
+    higher_is_better: bool
+    limit: float | None = None
+
+
+@runtime_checkable
+class HasMatrices(Protocol):
+    """Facts with results between pairs of objects (perf): the HTML report draws them as heatmaps and adds
+    each detail block (per node) below."""
+
+    def matrices(self) -> list[Matrix]: ...
+
+    def details(self) -> list[tuple[str, list[str]]]: ...
 
 
 class SectionFacts(Protocol):

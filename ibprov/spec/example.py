@@ -158,7 +158,8 @@ acceptance:
   latency_us: {ib_write_lat: 2.5, ib_send_lat: 2.5, ib_read_lat: 4.5}
   bandwidth_fraction: 0.9       # pass if measured bandwidth >= 90 % of the line rate
   bandwidth_tests: [ib_write_bw]
-  pairs: ring                   # ring, all or leaf_spread
+  pairs: route-aware            # quick, all-pairs, rail-aware or route-aware (verify --perf)
+  bandwidth_sizes: [65536, 8388608]
   soak_seconds: 0               # > 0: clear counters, wait, then check error_thresholds
   error_thresholds:             # defaults are rdma-core's; keys given here override them
     SymbolErrorCounter: 10

@@ -100,6 +100,12 @@ class Hca(Strict):
     speed: Speed | None = Field(None, description="Expected link speed of this HCA's ports (overrides fabric).")
     width: Width | None = Field(None, description="Expected link width of this HCA's ports.")
     firmware: VersionText | None = Field(None, description="Expected firmware version (verify --nodes).")
+    gid_index: int | None = Field(
+        None, ge=0, le=255, description="GID index perftest uses on this HCA (-x; RoCE needs it, IB does not)."
+    )
+    numa_node: int | None = Field(
+        None, ge=0, le=1023, description="The HCA's NUMA node: perftest runs bound to it (numactl -N/-m)."
+    )
 
     @field_validator("ports")
     @classmethod
@@ -446,6 +452,7 @@ ErrorCounter = Literal[
 ]
 LatencyTest = Literal["ib_write_lat", "ib_send_lat", "ib_read_lat", "ib_atomic_lat"]
 BandwidthTest = Literal["ib_write_bw", "ib_send_bw", "ib_read_bw", "ib_atomic_bw"]
+PairSchedule = Literal["quick", "all-pairs", "rail-aware", "route-aware"]
 
 
 def _latency_defaults() -> dict[LatencyTest, float]:
@@ -468,9 +475,49 @@ class Acceptance(Strict):
         description="Per-counter limits (defaults: rdma-core's error_thresholds); keys you give override.",
     )
     soak_seconds: int = Field(0, ge=0, description="Clear counters, wait, read again (0 = no soak).")
-    pairs: Literal["ring", "all", "leaf_spread"] = Field(
-        "ring", description="Pair schedule: ring (each node to the next), all pairs, or across leaves."
+    pairs: PairSchedule = Field(
+        "route-aware",
+        description=(
+            "perftest pair schedule (verify --perf): quick (every HCA port at least once), all-pairs (round "
+            "robin), rail-aware (HCA i only with HCA i), route-aware (every inter-switch link direction loaded, "
+            "no two concurrent pairs on one link direction)."
+        ),
     )
+    latency_tests: tuple[LatencyTest, ...] = Field(
+        ("ib_write_lat", "ib_send_lat", "ib_read_lat"),
+        description="perftest latency tests to run (each needs a limit in latency_us).",
+    )
+    latency_size: int = Field(2, ge=1, le=8388608, description="Message size of the latency tests, in bytes.")
+    bandwidth_sizes: tuple[Annotated[int, Field(ge=1, le=1 << 30)], ...] = Field(
+        (65536, 8388608), min_length=1, description="Message sizes of the bandwidth tests, in bytes."
+    )
+    bidirectional: bool = Field(
+        False, description="Bandwidth tests both ways at once (-b); judged against 2 x line rate."
+    )
+    perftest_timeout_seconds: int = Field(
+        60, ge=5, le=3600, description="Per-pair, per-test limit; a run past it is stopped and retried once."
+    )
+    perftest_port: int = Field(
+        18515, ge=1024, le=65000, description="First TCP port of perftest's connection setup (one per concurrent pair)."
+    )
+    max_parallel_pairs: int | None = Field(
+        None, ge=1, description="At most this many pairs at once (default: a whole round of the schedule)."
+    )
+    baseline_tolerance: float = Field(
+        0.05, gt=0, lt=1, description="With --baseline FILE: flag a result more than this fraction worse."
+    )
+    tcp_probe: bool = Field(True, description="Also measure TCP throughput with iperf3 over IPoIB between the pairs.")
+    tcp_probe_seconds: int = Field(5, ge=1, le=600, description="Seconds of each iperf3 run.")
+    tcp_min_gbps: float | None = Field(
+        None, gt=0, description="Fail a TCP probe below this many Gb/s (default: report only)."
+    )
+
+    @model_validator(mode="after")
+    def _latency_limits_known(self) -> Acceptance:
+        missing = [t for t in self.latency_tests if t not in self.latency_us]
+        if missing:
+            raise ValueError(f"latency_tests names {missing[0]}, which has no limit in latency_us")
+        return self
 
     @field_validator("error_thresholds", mode="after")
     @classmethod

@@ -33,6 +33,8 @@ class Check(Generic[P, Obs]):
     severity_note: str = ""  # for the catalogue: when a finding gets another severity
     # objects judged against something other than the plan (the twin's stand-in rate), with why
     caveats: Callable[[P, Obs], Mapping[str, str]] | None = None
+    # objects the check could not judge here, with why ("skipped: no RDMA device on node03")
+    skips: Callable[[P, Obs], Mapping[str, str]] | None = None
 
     def finding(
         self, obj: str, expected: str, observed: str, *, severity: Severity | None = None, fix: str | None = None
@@ -71,5 +73,6 @@ def run_checks(families: Iterable[CheckFamily[P, Obs]], plan: P, obs: Obs) -> tu
         for c in family.checks:
             mine = tuple(sorted((f for f in findings if f.check == c.id), key=lambda f: f.object))
             caveats = tuple(sorted(c.caveats(plan, obs).items())) if c.caveats is not None else ()
-            results.append(CheckResult(c.id, c.title, tuple(c.objects(plan, obs)), mine, caveats))
+            skips = tuple(c.skips(plan, obs).items()) if c.skips is not None else ()
+            results.append(CheckResult(c.id, c.title, tuple(c.objects(plan, obs)), mine, caveats, skips))
     return tuple(results)

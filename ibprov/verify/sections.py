@@ -51,6 +51,10 @@ class VerifyOptions:
     inventory: Path | None = None  # nodes: the Ansible inventory that reaches the hosts
     twin_limits: Path | None = None  # the fabric is the twin: its twin-limits.json (or the directory)
     target: str | None = None  # "twin": the twin rack (`ibprov twin up`) instead of the spec's hosts
+    pairs: str | None = None  # perf: the pair schedule (default: the spec's acceptance.pairs)
+    baseline: Path | None = None  # perf: flag results worse than this baseline file
+    save_baseline: Path | None = None  # perf: write the measured results to this baseline file
+    dry_run: bool = False  # perf: print the schedule, run nothing
 
     def given(self) -> list[str]:
         """The names of the options that differ from their defaults."""
@@ -71,6 +75,7 @@ class SectionInfo:
     module: str  # the module defining SECTION
     options: frozenset[str] = frozenset()  # the VerifyOptions fields the section reads
     prestart: str | None = None  # "module:function" (options) -> Started | None, run before the spec loads
+    default: bool = True  # run when no section flag is given (perf runs only when asked for: it loads the fabric)
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,13 @@ SECTIONS: tuple[SectionInfo, ...] = (
         "Every host through Ansible: HCAs, ports, firmware, stack, memlock, IPoIB, stray SMs.",
         "ibprov.verify.nodes.section",
         frozenset({"inventory", "twin_limits", "target"}),
+    ),
+    SectionInfo(
+        "perf",
+        "RDMA latency and bandwidth with perftest between node pairs (route-aware schedule), and a TCP probe.",
+        "ibprov.verify.perf.section",
+        frozenset({"target", "pairs", "baseline", "save_baseline", "dry_run"}),
+        default=False,
     ),
 )
 

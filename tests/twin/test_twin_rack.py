@@ -19,7 +19,7 @@ from ibprov.report.model import Report
 from ibprov.spec import LoadedSpec, load_spec_text
 from ibprov.twin.faults import heal, inject
 from ibprov.twin.rack import LABEL, apply_target, down, load_state, up
-from ibprov.verify.sections import SECTIONS, VerifyOptions, run_sections
+from ibprov.verify.sections import SECTIONS, VerifyOptions, run_sections, section_info
 
 pytestmark = pytest.mark.twin
 
@@ -75,7 +75,8 @@ def podman_names(kind: str, run_id: str) -> list[str]:
 
 
 def verify(loaded: LoadedSpec) -> Report:
-    return run_sections(loaded, list(SECTIONS), VerifyOptions(target="twin"))
+    """What `ibprov verify SPEC --target twin` runs: every section but those run only when asked for."""
+    return run_sections(loaded, [i for i in SECTIONS if i.default], VerifyOptions(target="twin"))
 
 
 def found(report: Report) -> set[tuple[str, str]]:
@@ -115,6 +116,19 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         nodes = clean.section("nodes")
         assert nodes.facts.as_dict() == {"hosts": 5, "hosts_reached": 5}
         assert any("judged on /etc/security/limits.d" in text for c in nodes.checks for _o, text in c.caveats)
+
+        perf = run_sections(loaded, [section_info("perf")], VerifyOptions(target="twin")).section("perf")
+        checks = {c.id: c for c in perf.checks}
+        assert dict(checks["perf.rdma_device"].skipped) == {
+            n: f"no RDMA device on {n} (the twin's containers have none)" for n in state.nodes
+        }, "found by looking: perftest and ibv_devices are installed, the containers have no device"
+        assert checks["perf.tools"].passed, "ib_stack installed perftest and iperf3"
+        assert checks["perf.bandwidth"].status == checks["perf.latency"].status == "skipped"
+        tcp = perf.facts.as_dict()["tcp_results"]
+        assert tcp, "the TCP probe ran"
+        assert all(t["status"] == "ok" and t["gbps"] > 0 for t in tcp), tcp
+        assert all("container network" in t["over"] and "not IPoIB" in t["over"] for t in tcp)
+        assert perf.exit_code == 0
 
         state = load_state(loaded)
         inject(state, loaded, "unlink", ["cn03/mlx5_0:1"])

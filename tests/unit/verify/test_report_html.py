@@ -15,7 +15,12 @@ from nodekit import healthy_rack, rack_plan
 from test_report_json import fabric_with_findings
 
 from ibprov.report import Report, to_html
+from ibprov.spec import load_spec_text
+from ibprov.verify.collect.perfprobe import NodeProbe
 from ibprov.verify.nodes.section import check_nodes
+from ibprov.verify.perf.observation import NodeState, PerfObservation, PerfRun
+from ibprov.verify.perf.plan import build_perf_plan, schedule_for
+from ibprov.verify.perf.section import check_perf
 
 REPO = Path(__file__).resolve().parents[3]
 ARTIFACTS = REPO / "out" / "test-artifacts"
@@ -36,6 +41,42 @@ def report() -> Report:
     hosts = healthy_rack()
     nodes = check_nodes(rack_plan(), hosts, collected_from="each host (ansible)", notes=["a <b>note</b> & more"])
     return Report.from_sections(cluster="rack1", spec="examples/rack.yaml", sections=[fabric_with_findings(), nodes])
+
+
+PERF_SPEC = """\
+version: 1
+cluster: {name: rack1}
+nodes: [%s]
+switches: [{name: leaf01, role: leaf, ports: 36}]
+fabric: {speed: HDR, links: [%s]}
+subnet_manager: {instances: [{node: n1}]}
+acceptance: {latency_tests: [ib_write_lat], bandwidth_sizes: [8388608], tcp_probe: false}
+"""
+
+
+def perf_report() -> Report:
+    """Five nodes all-pairs: n3 slow (the culprit), n5 without an RDMA device (skipped)."""
+    names = [f"n{i}" for i in range(1, 6)]
+    nodes = ", ".join(f"{{name: {n}, hcas: [{{device: mlx5_0}}]}}" for n in names)
+    links = ", ".join(f"'leaf01:{i} <-> {n}/mlx5_0:1'" for i, n in enumerate(names, start=1))
+    loaded = load_spec_text(PERF_SPEC % (nodes, links), "rack1.yaml")
+    schedule, routing = schedule_for(loaded, "all-pairs")
+    plan = build_perf_plan(loaded, schedule, routing=routing)
+    tools = {"ib_write_lat": "/usr/bin/ib_write_lat", "ib_write_bw": "/usr/bin/ib_write_bw"}
+    probe = NodeProbe(("mlx5_0",), None, ("mlx5_0",), tools, {})
+    states = {n: NodeState(True, probe=probe) for n in names}
+    states["n5"] = NodeState(True, probe=NodeProbe((), None, (), tools, {}))
+    runs = []
+    for r, pairs in enumerate(schedule.rounds, start=1):
+        for pair in pairs:
+            ends = {pair.client.device, pair.server.device}
+            if "n5" in ends:
+                runs += [PerfRun(pair, t.name, r, "skipped", reason="no RDMA device on n5") for t in plan.tests]
+                continue
+            bw = 120.5 if "n3" in ends else 196.6
+            runs += [PerfRun(pair, "ib_write_lat 2B", r, "ok", 1.05), PerfRun(pair, "ib_write_bw 8MiB", r, "ok", bw)]
+    perf = check_perf(plan, PerfObservation(states, tuple(runs)))
+    return Report.from_sections(cluster="rack1", spec="rack1.yaml", sections=[perf])
 
 
 class _Text(HTMLParser):
@@ -99,3 +140,35 @@ def test_chromium_shows_the_summary_findings_facts_and_notes(tmp_path: Path) -> 
     assert dom.count('class="check"') == 29
     assert shot.stat().st_size > 20_000, "a real screenshot of the page"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_chromium_shows_the_perf_heatmaps_the_worst_pairs_the_culprit_and_the_skips(tmp_path: Path) -> None:
+    chromium = _chromium()
+    page = tmp_path / "report-perf.html"
+    page.write_text(to_html(perf_report()))
+    with tempfile.TemporaryDirectory(prefix="ibprov-chromium-") as profile:
+        flags = [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
+        dom = subprocess.run(
+            [chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=True
+        ).stdout
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "report-perf.png"
+        shot.unlink(missing_ok=True)
+        subprocess.run(
+            [chromium, *flags, f"--screenshot={shot}", "--window-size=1400,2200", page.as_uri()],
+            capture_output=True, timeout=120, check=True,
+        )  # fmt: skip
+    parser = _Text()
+    parser.feed(dom)
+    shown = " ".join(" ".join(parser.parts).split())
+    assert 'data-matrix="ib_write_bw 8MiB"' in dom
+    assert 'data-matrix="ib_write_lat 2B"' in dom
+    assert dom.count('data-status="fail"') == 3, "n3's three pairs with a device, in the bandwidth heatmap"
+    assert dom.count('data-status="skipped"') == 2 * 4, "n5's four pairs in both heatmaps"
+    worst = shown[shown.index("Worst pairs first") :]
+    assert worst.index("120.5 Gb/s") < worst.index("196.6 Gb/s"), "failures first"
+    assert "n3 mlx5_0 port 1" in shown
+    assert "3/3 pairs failed (below threshold or no result): suspect its HCA or cable" in shown
+    assert "n5: skipped: no RDMA device on n5" in shown or "skipped: no RDMA device on n5" in shown
+    assert "all-pairs schedule: 5 rounds, 10 pairs" in shown
+    assert shot.stat().st_size > 20_000

@@ -1,0 +1,171 @@
+"""``verify --perf``: RDMA latency and bandwidth acceptance with perftest between node pairs, and a TCP probe.
+
+The entry point of the perf section (:data:`SECTION`): the schedule (:mod:`.schedule`; route-aware from
+the LFTs the SM programmed when the fabric can be read from here, else from the plan) -> the plan
+(:mod:`.plan`) -> runs over SSH (:mod:`.collect`, :mod:`.remote`) -> checks (:mod:`.checks`) ->
+:class:`~ibprov.report.model.SectionReport` with :class:`~.facts.PerfFacts`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from ibprov.errors import CollectError
+from ibprov.report.model import SectionReport, utc_now_text
+from ibprov.spec import LoadedSpec
+from ibprov.verify.checking import run_checks
+from ibprov.verify.perf.baseline import Baseline, BaselineEntry, baseline_text, load_baseline
+from ibprov.verify.perf.checks import FAMILIES, run_object
+from ibprov.verify.perf.collect import collect
+from ibprov.verify.perf.facts import SCHEMA, PerfFacts, perf_facts
+from ibprov.verify.perf.observation import PerfObservation
+from ibprov.verify.perf.plan import PerfPlan, build_perf_plan, schedule_for
+from ibprov.verify.perf.remote import Remote, SshRemote, ssh_targets
+from ibprov.verify.perf.routes import Routing
+from ibprov.verify.perf.schedule import Schedule, ScheduleKind
+from ibprov.verify.runner import LocalRunner, Runner
+from ibprov.verify.sections import Section, VerifyOptions
+
+__all__ = ["SECTION", "TITLE", "baseline_results", "check_perf", "dry_run_lines", "live_schedule", "verify_perf"]
+
+TITLE = "Performance (RDMA perftest, TCP probe)"
+
+
+def verify_perf(
+    loaded: LoadedSpec, remote: Remote, plan: PerfPlan, *, routes: str = "", notes: list[str] | None = None
+) -> SectionReport:
+    """Run ``plan`` through ``remote`` and judge it."""
+    started = utc_now_text()
+    t0 = time.monotonic()
+    obs = collect(plan, remote, routes=routes)
+    return check_perf(plan, obs, started=started, duration=time.monotonic() - t0, notes=notes or [])
+
+
+def check_perf(
+    plan: PerfPlan,
+    obs: PerfObservation,
+    *,
+    started: str = "",
+    duration: float = 0.0,
+    collected_from: str = "each node (SSH)",
+    notes: list[str] | tuple[str, ...] = (),
+) -> SectionReport:
+    """The section report of one observation against the plan (no I/O)."""
+    all_notes = list(notes)
+    if plan.twin:
+        all_notes.append(
+            "the twin has no RDMA data path: perftest is skipped on nodes without an RDMA device; the TCP "
+            "probe runs over the twin's container network, not IPoIB"
+        )
+    if obs.interrupted:
+        all_notes.append("interrupted (Ctrl-C): the runs not done are skipped; every server started was stopped")
+    return SectionReport(
+        name="perf",
+        title=TITLE,
+        collected_from=collected_from,
+        started=started,
+        duration_seconds=duration,
+        checks=run_checks(FAMILIES, plan, obs),
+        facts=perf_facts(plan, obs),
+        notes=tuple(all_notes),
+    )
+
+
+def live_schedule(loaded: LoadedSpec, runner: Runner) -> tuple[Schedule, Routing, str]:
+    """The route-aware schedule from the LFTs the SM programmed (``ibnetdiscover`` and ``dump_lfts -n``
+    through ``runner``); raises ValueError with why when they cannot be read."""
+    from ibprov.verify.collect import ibnetdiscover, lfts
+    from ibprov.verify.perf.routes import lft_routing
+    from ibprov.verify.perf.schedule import route_schedule
+
+    topo, dump = runner.run_batch([ibnetdiscover.argv(), lfts.argv()], parallel=True)
+    for result in (topo, dump):
+        if result.returncode != 0:
+            tail = (result.stderr or result.stdout).strip().splitlines()
+            raise ValueError(f"{result.argv[0]} exited {result.returncode}" + (f": {tail[-1]}" if tail else ""))
+    routing = lft_routing(ibnetdiscover.parse(topo.stdout), lfts.parse(dump.stdout))
+    return route_schedule(routing), routing, routing.source
+
+
+def dry_run_lines(loaded: LoadedSpec, kind: ScheduleKind | None = None) -> list[str]:
+    """``verify --perf --dry-run``: the schedule from the plan, and what each pair would run."""
+    kind = kind or loaded.spec.acceptance.pairs
+    schedule, routing = schedule_for(loaded, kind)
+    plan = build_perf_plan(loaded, schedule, routing=routing)
+    tests = ", ".join(t.name for t in plan.tests)
+    lines = schedule.describe()
+    lines.append(f"each pair runs: {tests}" + (" (bidirectional)" if plan.bidirectional else ""))
+    if plan.tcp.enabled:
+        lines.append(f"then the TCP probe: iperf3 for {plan.tcp.seconds} s between each pair of nodes")
+    lines.append("dry run: nothing was started")
+    return lines
+
+
+def baseline_results(facts: PerfFacts) -> dict[str, BaselineEntry]:
+    """Every measured result of a run, for ``--save-baseline``."""
+    kinds = {t.name: t.kind for t in facts.plan.tests}
+    return {
+        run_object(r.pair, r.test): BaselineEntry(r.value, "us" if kinds.get(r.test) == "lat" else "Gb/s")
+        for r in facts.obs.runs
+        if r.status == "ok" and r.value is not None
+    }
+
+
+def save_baseline(report: SectionReport, cluster: str, path: Path) -> int:
+    """Write the measured results of a perf section report to ``path``; returns how many."""
+    if not isinstance(report.facts, PerfFacts):
+        raise TypeError("not a perf section report")
+    results = baseline_results(report.facts)
+    path.write_text(baseline_text(cluster, report.started, results), encoding="utf-8")
+    return len(results)
+
+
+def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionReport:
+    """The section as the CLI runs it: the spec's nodes over SSH (or the twin rack's containers)."""
+    from ibprov.verify.fabric.commands import diag_env
+
+    kind: ScheduleKind = options.pairs or loaded.spec.acceptance.pairs  # type: ignore[assignment]
+    baseline: Baseline | None = load_baseline(options.baseline) if options.baseline is not None else None
+    twin = options.target == "twin"
+    nodes = [(n.name, n.address or n.name, n.user or loaded.spec.cluster.ssh_user) for n in loaded.spec.nodes]
+    notes: list[str] = []
+    if twin:
+        from ibprov.twin.rack import load_state
+
+        state = load_state(loaded)
+        targets = ssh_targets(
+            [(n, state.nodes[n].address, "root") for n, _a, _u in nodes if n in state.nodes], state.ssh_config
+        )
+        boxless = [n for n, _a, _u in nodes if n not in state.nodes]
+        if boxless:
+            notes.append(
+                f"{len(boxless)} node(s) are simulated HCAs only on the twin (no container): {', '.join(boxless)}"
+            )
+        runner: LocalRunner = LocalRunner(env=state.diag_env(state.probe_host()))
+    else:
+        targets = ssh_targets(nodes)
+        runner = LocalRunner(env=diag_env(options))
+    routes = ""
+    try:
+        if kind == "route-aware":
+            try:
+                schedule, routing, routes = live_schedule(loaded, runner)
+            except (ValueError, CollectError) as err:  # the fabric cannot be read from here: the plan's routes
+                schedule, routing = schedule_for(loaded, kind)
+                routes = schedule.routes or "the plan"
+                notes.append(f"routes from the plan (the fabric's LFTs could not be read here: {err})")
+        else:
+            schedule, routing = schedule_for(loaded, kind)
+    finally:
+        runner.close()
+    plan = build_perf_plan(loaded, schedule, twin=twin, routing=routing, baseline=baseline)
+    remote = SshRemote(targets)
+    try:
+        return verify_perf(loaded, remote, plan, routes=routes, notes=notes)
+    finally:
+        remote.close()
+
+
+SECTION = Section(name="perf", title=TITLE, families=FAMILIES, facts_schema=SCHEMA, run=_run)
