@@ -43,17 +43,22 @@ $IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff | tee "$OUT/second-app
 if grep -E '│ *[0-9]+ *│ *[1-9]' "$OUT/second-apply.txt"; then echo "the second apply changed something"; exit 1; fi
 step "12. verify the rack: the fabric and every node"
 $IBPROV verify "$OUT/cluster.yaml" --target twin --json "$OUT/report.json" --junit "$OUT/junit.xml" --html "$OUT/report.html"
-step "13. break it: pull a cable, and a rogue subnet manager; verify finds and names both (exit 1 expected)"
+step "13. acceptance performance: the route-aware perftest schedule (dry run), then verify --perf on the rack"
+$IBPROV verify "$OUT/cluster.yaml" --perf --dry-run | sed -n '1,6p'
+# the twin's containers have no RDMA device: every perftest run is skipped, found by looking; the TCP probe
+# (iperf3) really runs, over the container network
+$IBPROV verify "$OUT/cluster.yaml" --perf --target twin --json "$OUT/report-perf.json" --html "$OUT/report-perf.html"
+step "14. break it: pull a cable, and a rogue subnet manager; verify finds and names both (exit 1 expected)"
 $IBPROV twin fault "$OUT/cluster.yaml" unlink node03/mlx5_0:1
 $IBPROV twin fault "$OUT/cluster.yaml" rogue-sm node04
 if $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --json "$OUT/report-faults.json"; then
   echo "verify missed the faults"; exit 1
 fi
-step "14. heal, and verify passes again"
+step "15. heal, and verify passes again"
 $IBPROV twin heal "$OUT/cluster.yaml"
 $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric
-step "15. the rack goes away, and nothing of it is left"
+step "16. the rack goes away, and nothing of it is left"
 $IBPROV twin status "$OUT/cluster.yaml"
 $IBPROV twin down "$OUT/cluster.yaml"
 trap - EXIT
-printf '\ndemo finished: reports in %s (report.html, report.json, junit.xml, report-faults.json), files in %s\n' "$OUT" "$OUT"
+printf '\ndemo finished: reports in %s (report.html, report.json, junit.xml, report-perf.html, report-perf.json, report-faults.json), files in %s\n' "$OUT" "$OUT"

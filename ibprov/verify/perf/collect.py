@@ -328,11 +328,11 @@ def _tcp_run(ctx: _Ctx, pair: Pair, slot: int) -> TcpRun:
         reason = "not run (interrupted)"
     server_node = pair.server.device
     address = plan.tcp.addresses.get(server_node)
-    if address is not None:
-        over = f"IPoIB {plan.tcp.interface} ({address})"
-    elif plan.twin:
+    if plan.twin:  # its IPoIB interfaces are files and units only: no data path
         address = ctx.remote.address(server_node)
         over = f"the twin's container network ({address}), not IPoIB: the twin has no IPoIB data path"
+    elif address is not None:
+        over = f"IPoIB {plan.tcp.interface} ({address})"
     else:
         reason = reason or f"no IPoIB address for {server_node} in the spec (ipoib:)"
         over = ""
