@@ -45,13 +45,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Literal
 
 from ibprov.spec import LoadedSpec
 from ibprov.spec.types import Endpoint
 from ibprov.verify.collect.ibnetdiscover import Fabric
 from ibprov.verify.collect.lfts import Lfts
-from ibprov.verify.perf.routes import LinkDirection, Routing, lft_routing, lower_bound, planned_routing
+from ibprov.verify.perf.routes import LinkDirection, LowerBound, Routing, lft_routing, lower_bound, planned_routing
 
 __all__ = [
     "Coverage",
@@ -340,6 +341,47 @@ class _RouteRounds:
             i += 1
         self._add(i, s, d, path)
 
+    def cover_ports(self) -> None:
+        """Every host port in a pair: a port no pair uses gets a partner of another node in the earliest
+        round where both ports are free and the route shares no direction with that round's pairs (a new
+        round when none has room); among those, a partner on another switch first, then an idle one. A
+        node's HCA and cable are tested even when the links above its leaf are loaded by other pairs."""
+        n = len(self.r.endpoints)
+        switch_of = self.r.switch_of
+        taken = {port for pairs in self.pairs for pair in pairs for port in pair}
+        idle = dict.fromkeys(h for h in range(n) if h not in taken)  # ordered, O(1) removal
+        on_switch: dict[int, list[int]] = {}
+        for h in range(n):
+            on_switch.setdefault(switch_of(h), []).append(h)
+        while idle:
+            s = next(iter(idle))
+            del idle[s]
+            here, node = switch_of(s), self.node[s]
+            away = list(islice((d for d in idle if switch_of(d) != here and self.node[d] != node), 48))
+            if len(away) < 48:
+                rest = (d for d in range(n) if d not in idle and switch_of(d) != here and self.node[d] != node)
+                away += islice(rest, 48 - len(away))
+            near = [d for d in on_switch[here] if d != s and self.node[d] != node][:16]  # no link to share
+            best: tuple[tuple[int, bool, bool, int], int, tuple[int, ...]] | None = None
+            for d in away + near:
+                path = self.r.route(here, d) if switch_of(d) != here else ()
+                if path is None:
+                    continue
+                i = 0
+                while i < len(self.pairs) and (
+                    s in self.busy[i] or d in self.busy[i] or not self.used[i].isdisjoint(path)
+                ):
+                    i += 1
+                key = (i, switch_of(d) == here, d not in idle, d)
+                if best is None or key < best[0]:
+                    best = (key, d, path)
+                if i == 0 and switch_of(d) != here:
+                    break  # the earliest round, across a link: nothing is better
+            if best is not None:
+                (i, *_), d, path = best
+                self._add(i, s, d, path)
+                idle.pop(d, None)
+
     def _free_host(self, switch: int, d: int, i: int) -> int | None:
         busy = self.busy[i] if i < len(self.busy) else ()
         node = self.node[d]
@@ -529,6 +571,7 @@ def route_schedule(routing: Routing) -> Schedule:
     """The route-aware schedule over ``routing`` (module docstring)."""
     bound = lower_bound(routing)
     rounds = _best_rounds(routing, bound.rounds if bound is not None else None)
+    rounds.cover_ports()
     ends = routing.endpoints
     routable = routing.routable
     total = routing.direction_count
@@ -539,6 +582,9 @@ def route_schedule(routing: Routing) -> Schedule:
         uncovered=tuple(routing.direction(e) for e in sorted(rounds.uncovered)),
         unroutable=tuple(routing.direction(e) for e in range(total) if e not in routable),
     )
+    if bound is not None and bound.rounds == 0 and len({end.device for end in ends}) > 1:
+        # no link to load, but every host port is tested: one round at least
+        bound = LowerBound(1, "no routable link direction; every host port is tested, so one round at least")
     return Schedule(
         "route-aware",
         tuple(tuple(Pair(ends[s], ends[d]) for s, d in sorted(r)) for r in rounds.pairs),

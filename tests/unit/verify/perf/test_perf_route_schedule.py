@@ -14,6 +14,7 @@ from perfkit import check_route_schedule, designed, shared
 
 from ibprov.design import DesignError
 from ibprov.spec import load_spec, load_spec_text
+from ibprov.spec.types import Endpoint
 from ibprov.verify.collect import ibnetdiscover, lfts
 from ibprov.verify.perf.routes import lft_routing, planned_routing
 from ibprov.verify.perf.schedule import route_aware, route_aware_from_lfts
@@ -117,12 +118,15 @@ def test_model_routes_are_up_then_down_between_the_right_switches(nodes: int, ra
             assert len(path) == (2 if spines[x] & spines[routing.switch_of(host)] else 4)
 
 
-def test_single_switch_has_nothing_to_route() -> None:
-    schedule = route_aware(load_spec(EXAMPLES / "rack.yaml"))
-    assert schedule.rounds == ()
+def test_single_switch_has_nothing_to_route_but_every_port_is_still_tested() -> None:
+    loaded = load_spec(EXAMPLES / "rack.yaml")
+    schedule = route_aware(loaded)
+    ports = {end for pair in schedule.pairs for end in (pair.client, pair.server)}
+    assert ports == {Endpoint(n.name, h.device, p) for n in loaded.spec.nodes for h in n.hcas for p in h.ports}
+    assert len(schedule.rounds) == 1
     assert schedule.coverage is not None
     assert (schedule.coverage.total, schedule.coverage.percent) == (0, 100.0)
-    assert schedule.lower_bound == 0
+    assert schedule.lower_bound == 1
 
 
 # ------------------------------------------------------------------------- the routes OpenSM programmed
