@@ -9,6 +9,7 @@ the LFTs the SM programmed when the fabric can be read from here, else from the 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ def check_perf(
             "the twin has no RDMA data path: perftest is skipped on nodes without an RDMA device; the TCP "
             "probe runs over the twin's container network, not IPoIB"
         )
+    reasons = Counter(r.reason for r in obs.runs if r.status == "skipped")
+    all_notes += [f"skipped: {reason} ({n} perftest run{'s' * (n != 1)})" for reason, n in sorted(reasons.items())]
     if obs.interrupted:
         all_notes.append("interrupted (Ctrl-C): the runs not done are skipped; every server started was stopped")
     return SectionReport(
