@@ -183,6 +183,14 @@ def _probe(ctx: _Ctx, node: str) -> NodeState:
 
 def _skip_reason(ctx: _Ctx, pair: Pair, tools: Sequence[str], *, rdma: bool) -> str:
     """Why this pair cannot run these tools, or ""."""
+    if rdma:
+        bare = [
+            end.device
+            for end in (pair.client, pair.server)
+            if (state := ctx.nodes.get(end.device)) is not None and state.probe is not None and not state.probe.devices
+        ]
+        if bare:
+            return f"no RDMA device on {' and '.join(bare)}"
     for end in (pair.client, pair.server):
         state = ctx.nodes.get(end.device)
         if state is None or not state.reached:
