@@ -26,7 +26,7 @@ from ibprov.verify.perf.plan import PerfPlan, build_perf_plan, schedule_for
 from ibprov.verify.perf.remote import Remote, SshRemote, ssh_targets
 from ibprov.verify.perf.routes import Routing
 from ibprov.verify.perf.schedule import Schedule, ScheduleKind
-from ibprov.verify.runner import LocalRunner, Runner
+from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
 from ibprov.verify.sections import Section, VerifyOptions
 
 __all__ = ["SECTION", "TITLE", "baseline_results", "check_perf", "dry_run_lines", "live_schedule", "verify_perf"]
@@ -146,10 +146,15 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionRe
             notes.append(
                 f"{len(boxless)} node(s) are simulated HCAs only on the twin (no container): {', '.join(boxless)}"
             )
-        runner: LocalRunner = LocalRunner(env=state.diag_env(state.probe_host()))
+        runner: Runner = LocalRunner(env=state.diag_env(state.probe_host()))
     else:
         targets = ssh_targets(nodes)
-        runner = LocalRunner(env=diag_env(options))
+        if options.via is not None:  # the LFTs through Ansible on a host of the fabric
+            from ibprov.run.inventory import host_inventory
+
+            runner = AnsibleRunner(options.via, host_inventory(loaded, options.via), env=diag_env(options))
+        else:
+            runner = LocalRunner(env=diag_env(options))
     routes = ""
     try:
         if kind == "route-aware":
