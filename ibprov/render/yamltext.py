@@ -48,8 +48,13 @@ def scalar(value: Any) -> str:
     return cached
 
 
+_QUOTABLE = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII but '"' and '\\': quoted as it is
+
+
 def _quote(text: str) -> str:
     """A YAML double-quoted scalar in printable ASCII (YAML forbids some control and line-break chars)."""
+    if _QUOTABLE.fullmatch(text):  # the common case (GUIDs, descriptions): no escapes needed
+        return f'"{text}"'
     out = []
     for ch in text:
         code = ord(ch)
