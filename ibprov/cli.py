@@ -471,9 +471,36 @@ def discover(spec: Path, source: Path | None) -> None:
 
 
 @cli.command()
-@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Hosts to cable (one HCA port each).")
+@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Hosts to cable.")
 @click.option("--radix", type=click.IntRange(4, 254), required=True, help="Ports per switch.")
-@click.option("--blocking", default="1:1", show_default=True, help="Host ports : uplinks per leaf (1:1, 2:1, ...).")
+@click.option(
+    "--blocking",
+    default="1:1",
+    show_default=True,
+    help="Host ports : uplinks per leaf (1:1, 2:1, ...); with --compare, a comma-separated list (1:1,2:1).",
+)
+@click.option("--rails", type=click.IntRange(1, 254), default=1, show_default=True, help="HCA ports per node.")
+@click.option(
+    "--layout",
+    type=click.Choice(["rail-optimized", "node-grouped"]),
+    help="How a node's HCA ports meet the leaves (default: rail-optimized with --rails 2 or more).",
+)
+@click.option("--unit-nodes", type=click.IntRange(min=1), help="Rail-optimized: nodes per scalable unit.")
+@click.option(
+    "--dac-max-tier",
+    type=click.Choice(["none", "host-leaf", "leaf-spine", "spine-core"]),
+    default="host-leaf",
+    show_default=True,
+    help="Highest cable tier that is copper (DAC); the tiers above are optical (2 transceivers per cable).",
+)
+@click.option(
+    "--prices",
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Unit prices (YAML: switches by port count, cables by medium, transceiver): adds the cost.",
+)
+@click.option("--compare", is_flag=True, help="Plan each --blocking ratio and print them side by side.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
     "--speed",
     type=click.Choice(["SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR"], case_sensitive=False),
@@ -484,20 +511,49 @@ def discover(spec: Path, source: Path | None) -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the spec here.")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 @handles_errors
-def design(nodes: int, radix: int, blocking: str, speed: str, output: Path | None, force: bool) -> None:
-    """Plan a fat tree for NODES hosts with RADIX-port switches; with -o, write it as a spec."""
-    from ibprov.design import cluster_name, parse_blocking, plan_lines, spec_text
-    from ibprov.design import design as plan
+def design(
+    nodes: int,
+    radix: int,
+    blocking: str,
+    rails: int,
+    layout: str | None,
+    unit_nodes: int | None,
+    dac_max_tier: str,
+    prices: Path | None,
+    compare: bool,
+    fmt: str,
+    speed: str,
+    output: Path | None,
+    force: bool,
+) -> None:
+    """Plan a fat tree for NODES hosts with RADIX-port switches and its bill of materials; with -o, write it
+    as a spec."""
+    from ibprov import design as d
     from ibprov.spec import load_spec_text
 
-    result = plan(nodes, radix, parse_blocking(blocking))
-    for line in plan_lines(result):
-        click.echo(line)
+    if output is not None and compare:
+        raise IbprovError("-o writes one design: drop --compare (or give one --blocking)")
+    price_list = d.load_prices(prices) if prices is not None else None
+    ratios = [d.parse_blocking(b) for b in blocking.split(",")] if compare else [d.parse_blocking(blocking)]
+    rows = []
+    for ratio in ratios:
+        result = d.design(nodes, radix, ratio, rails=rails, layout=layout, unit_nodes=unit_nodes)
+        bom = d.bill_of_materials(result, dac_max_tier)
+        rows.append((result, bom, d.cost(bom, price_list) if price_list is not None else None))
+    if fmt == "json":
+        data = [d.to_json(*row) for row in rows]
+        click.echo(json.dumps(data if compare else data[0], indent=2))
+    elif compare:
+        for line in d.compare_lines(rows):
+            click.echo(line)
+    else:
+        for line in [*d.plan_lines(rows[0][0]), *d.bom_lines(rows[0][1], rows[0][2])]:
+            click.echo(line)
     if output is None:
         return
     if output.exists() and not force:
         raise IbprovError(f"{output} exists; use --force to overwrite it")
-    text = spec_text(result, cluster=cluster_name(output.stem), speed=speed.upper())
+    text = d.spec_text(rows[0][0], cluster=d.cluster_name(output.stem), speed=speed.upper())
     load_spec_text(text, str(output))  # design never writes what validate rejects
     output.write_text(text)
     click.echo(f"wrote {output}", err=True)
@@ -521,7 +577,11 @@ def _section_flags(func: F) -> F:
     type=click.Path(path_type=Path, exists=True),
     help="nodes: the Ansible inventory to reach the hosts (default: addresses and users from SPEC).",
 )
-@click.option("--via", metavar="HOST", help="fabric: run the diags on HOST through Ansible instead of on this host.")
+@click.option(
+    "--via",
+    metavar="HOST",
+    help="fabric, perf: run the diags (perf: the SM's LFTs) on HOST through Ansible instead of on this host.",
+)
 @click.option(
     "--soak",
     type=click.FloatRange(min=0),
@@ -554,6 +614,9 @@ def _section_flags(func: F) -> F:
     help="perf: the pair schedule (default: the spec's acceptance.pairs).",
 )
 @click.option("--dry-run", is_flag=True, help="perf: print the schedule and link coverage; run nothing.")
+@click.option(
+    "--contrast-tcp", is_flag=True, help="mpi: also run the MPI benchmark forced onto TCP and show it beside."
+)
 @click.option(
     "--baseline",
     metavar="FILE",
@@ -588,6 +651,7 @@ def verify(
     target: str | None,
     pairs: str | None,
     dry_run: bool,
+    contrast_tcp: bool,
     baseline: Path | None,
     save_baseline: Path | None,
     **sections: bool,
@@ -606,6 +670,7 @@ def verify(
         inventory=inventory,
         twin_limits=twin_limits,
         target=target,
+        contrast_tcp=contrast_tcp,
         pairs=pairs,
         dry_run=dry_run,
         baseline=baseline,

@@ -20,7 +20,7 @@ from typing import Any
 from ibprov.errors import SpecError
 from ibprov.render import yamltext
 from ibprov.render.guids import GuidBook
-from ibprov.render.inventory import hosts, ipoib_vars, stack_vars
+from ibprov.render.inventory import hosts, ipoib_vars, mpi_vars, stack_vars
 from ibprov.render.sm import SmData, build_sm_data
 from ibprov.render.templates import RENDER_HEADER, render_role_template
 from ibprov.render.topology_file import build_topology_file
@@ -96,7 +96,7 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False, defer_sm:
     f["inventory/group_vars/all.yml"] = _yaml(
         {"ibprov_cluster": spec.cluster.name, "ansible_user": spec.cluster.ssh_user}, header
     )
-    f["inventory/group_vars/ib_nodes.yml"] = _yaml(stack_vars(loaded), header)
+    f["inventory/group_vars/ib_nodes.yml"] = _yaml({**stack_vars(loaded), **mpi_vars(loaded)}, header)
     f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
     if not out.sm_waits_for:  # never a partitions.conf without some of its members
         for name, text in render_sm_files(sm, "/etc/opensm", header).items():

@@ -51,6 +51,31 @@ def stack_vars(loaded: LoadedSpec) -> dict[str, Any]:
     return out
 
 
+def mpi_vars(loaded: LoadedSpec) -> dict[str, Any]:
+    """The ib_mpi role's variables from the spec's ``mpi:`` section (the same on every ib_node)."""
+    mpi = loaded.spec.mpi
+    out: dict[str, Any] = {
+        "ib_mpi_ucx_tls": list(mpi.ucx_tls),
+        "ib_mpi_rails": [{"name": r.name, "devices": list(r.devices)} for r in mpi.rails],
+        "ib_mpi_forbid_tcp": mpi.forbid_tcp,
+        "ib_mpi_flavours": [
+            {"name": f.name, **({"mca_params_file": f.mca_params_file} if f.mca_params_file else {})}
+            for f in mpi.flavours
+        ],
+        "ib_mpi_openmpi_install": mpi.install_openmpi,
+        "ib_mpi_benchmark_install": mpi.benchmark_tools,
+        "ib_mpi_nccl_enabled": mpi.nccl is not None,
+    }
+    if mpi.nccl is not None:
+        if mpi.nccl.ib_hca:
+            out["ib_mpi_nccl_ib_hca"] = list(mpi.nccl.ib_hca)
+        if mpi.nccl.ib_gid_index is not None:
+            out["ib_mpi_nccl_ib_gid_index"] = mpi.nccl.ib_gid_index
+        if mpi.nccl.socket_ifname:
+            out["ib_mpi_nccl_socket_ifname"] = mpi.nccl.socket_ifname
+    return out
+
+
 def ipoib_vars(loaded: LoadedSpec) -> dict[str, list[dict[str, Any]]]:
     """host -> ib_ipoib_interfaces."""
     spec = loaded.spec

@@ -44,6 +44,7 @@ from ibprov.spec.types import (
 from ibprov.spec.units import IPOIB_MTU_MAX, MTU_CODE, RATE_CODE, Speed, Width
 
 Membership = Literal["full", "limited", "both"]
+RailLayout = Literal["node-grouped", "rail-optimized"]
 RoutingEngine = Literal["minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "torus-2QoS", "nue", "dfsssp", "sssp"]
 
 
@@ -59,6 +60,9 @@ PATTERN_WORDS.update(
         r"^[a-z][a-z0-9_]{0,14}$": "an interface name: up to 15 lower-case letters, digits and '_', "
         "starting with a letter",
         r"^[a-z][a-z0-9_]*:\d+$": "DEVICE:PORT, e.g. mlx5_0:1",
+        r"^/[A-Za-z0-9_./+-]+$": "an absolute path of letters, digits, '_', '.', '/', '+' and '-'",
+        r"^[=^]?[A-Za-z0-9_.:-]+(,[A-Za-z0-9_.:-]+)*$": "interface names separated by ',', optionally after "
+        "'=' (exact) or '^' (not), e.g. =eth0",
     }
 )
 RESERVED_GROUPS = {"all", "ungrouped", "ib_nodes", "ib_sm"}
@@ -197,6 +201,30 @@ class FatTree(Strict):
     cores: int = Field(0, ge=0, description="Core switches (above the spines; needed for more than one pod).")
     uplinks_per_spine: int = Field(0, ge=0, description="Spine ports that go to the core switches.")
     hosts_group: GroupName | None = Field(None, description="Only nodes of this group are cabled (default all).")
+    rails: RailLayout = Field(
+        "node-grouped",
+        description=(
+            "How a node's HCA ports (every port its hcas list, in order) meet the leaves: node-grouped puts them "
+            "on one leaf, one after the other; rail-optimized makes port i of a node rail i: in each scalable "
+            "unit, rail i goes to that unit's leaf (group) for rail i, and the spines join the rails."
+        ),
+    )
+    unit_nodes: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "rail-optimized: nodes per scalable unit, in the order they are listed (default: as many as the "
+            "unit's leaves of one rail have host ports)."
+        ),
+    )
+    unit_leaves: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "rail-optimized: leaves per scalable unit, a multiple of the rails; each rail gets "
+            "unit_leaves / rails of them, in rail order (default: one leaf per rail)."
+        ),
+    )
     leaf_prefix: Name = Field("leaf", description="Name prefix of generated leaves: leaf01, leaf02, ...")
     spine_prefix: Name = Field("spine", description="Name prefix of generated spines.")
     core_prefix: Name = Field("core", description="Name prefix of generated cores.")
@@ -237,7 +265,16 @@ class SmInstance(Strict):
     node: Name = Field(description="Node that runs this OpenSM.")
     hca: DeviceName | None = Field(None, description="HCA the SM binds to (default: the node's first).")
     port: PortNum = Field(1, description="HCA port the SM binds to.")
-    priority: int = Field(0, ge=0, le=15, description="sm_priority: 15 wins.")
+    priority: int = Field(
+        0,
+        ge=0,
+        le=15,
+        description=(
+            "sm_priority: 15 wins (a tie goes to the lower port GUID). OpenSM 3.3.23 always hands mastership "
+            "to the greater SM: a returning SM with a higher priority takes over again; to keep the current "
+            "master, give it the highest priority (see docs/verify.md)."
+        ),
+    )
 
 
 class SubnetManager(Strict):
@@ -364,7 +401,10 @@ class Qos(QosTables):
         None, description="Tables for CA ports (qos_ca_*); unset values fall back to the ones above."
     )
     switch_port0: QosTables | None = Field(None, description="Tables for switch port 0 (qos_sw0_*).")
-    switch_external: QosTables | None = Field(None, description="Tables for external switch ports (qos_swe_*).")
+    switch_external: QosTables | None = Field(
+        None,
+        description="Tables for every external switch port, host-facing and switch-to-switch alike (qos_swe_*).",
+    )
     router: QosTables | None = Field(None, description="Tables for router ports (qos_rtr_*).")
     levels: tuple[QosLevel, ...] = Field(
         (), description="qos-levels of qos-policy.conf (the DEFAULT level comes from default_sl)."
@@ -415,10 +455,55 @@ class Rail(Strict):
     )
 
 
+class MpiFlavour(Strict):
+    name: Name = Field(description="Flavour name; openmpi is the distribution's Open MPI (its file's path is known).")
+    mca_params_file: Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$")] | None = Field(
+        None, description="Path of the flavour's openmpi-mca-params.conf (needed for every flavour but openmpi)."
+    )
+
+    @model_validator(mode="after")
+    def _path_known(self) -> MpiFlavour:
+        if self.name != "openmpi" and self.mca_params_file is None:
+            raise ValueError(f"flavour {self.name} needs mca_params_file (only openmpi has a known path)")
+        return self
+
+
+class Nccl(Strict):
+    ib_hca: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*:\d+$")], ...] = Field(
+        (), description="NCCL_IB_HCA ports as DEVICE:PORT (default: the rails' ports)."
+    )
+    ib_gid_index: int | None = Field(None, ge=0, le=255, description="NCCL_IB_GID_INDEX (RoCE v2 only).")
+    socket_ifname: Annotated[str, Field(pattern=r"^[=^]?[A-Za-z0-9_.:-]+(,[A-Za-z0-9_.:-]+)*$")] | None = Field(
+        None, description="NCCL_SOCKET_IFNAME: the interface(s) of NCCL's bootstrap, e.g. =eth0 or ^docker."
+    )
+
+
 class Mpi(Strict):
     ucx_tls: tuple[Transport, ...] = Field(("rc", "ud", "sm", "self"), description="UCX_TLS transports.")
     rails: tuple[Rail, ...] = Field((), description="UCX_NET_DEVICES per rail, e.g. mlx5_0:1.")
     forbid_tcp: bool = Field(True, description="Treat a fall-back to TCP as a failure.")
+    flavours: tuple[MpiFlavour, ...] = Field(
+        (MpiFlavour(name="openmpi"),), description="Open MPI installations whose MCA parameters are written."
+    )
+    install_openmpi: bool = Field(True, description="Install the distribution's Open MPI (openmpi-bin / openmpi).")
+    benchmark_tools: bool = Field(
+        True, description="Install what verify --mpi runs between two nodes (mpi4py's benchmarks)."
+    )
+    nccl: Nccl | None = Field(None, description="NCCL environment for GPU nodes (none: no NCCL files).")
+    latency_us: float = Field(
+        3.0, gt=0, description="verify --mpi: upper bound of the small-message MPI latency between two nodes."
+    )
+    bandwidth_fraction: float = Field(
+        0.7, gt=0, le=1, description="verify --mpi: pass if the large-message MPI bandwidth >= fraction x line rate."
+    )
+
+    @model_validator(mode="after")
+    def _no_tcp_when_forbidden(self) -> Mpi:
+        if self.forbid_tcp and {"tcp", "all"} & set(self.ucx_tls):
+            raise ValueError("forbid_tcp is true, but ucx_tls includes tcp (or all, which includes tcp)")
+        if self.nccl is not None and not self.nccl.ib_hca and not self.rails:
+            raise ValueError("nccl needs HCA ports: list rails or nccl.ib_hca")
+        return self
 
 
 # ------------------------------------------------------------------------------------------ acceptance
@@ -556,6 +641,8 @@ __all__ = [
     "Link",
     "Member",
     "Mpi",
+    "MpiFlavour",
+    "Nccl",
     "Node",
     "Partition",
     "Qos",

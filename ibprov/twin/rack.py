@@ -24,6 +24,7 @@ Every name carries the cluster and a run id, so twins of different specs (and te
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import os
@@ -245,6 +246,7 @@ def _attach_script(state: RackState, node: RackNode, pubkey: str) -> str:
         "systemctl is-system-running --wait >/dev/null || true",
         "mkdir -p /root/.ssh /etc/systemd/system.conf.d && chmod 700 /root/.ssh",
         f"printf '%s\\n' '{pubkey}' > /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys",
+        *_peer_login(state),
         f"printf '[Manager]\\nDefaultEnvironment={default_env}\\n' > /etc/systemd/system.conf.d/10-umad2sim.conf",
         f"printf '{environment}' > /etc/environment",
         *(
@@ -256,6 +258,19 @@ def _attach_script(state: RackState, node: RackNode, pubkey: str) -> str:
         "systemctl daemon-reexec",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _peer_login(state: RackState) -> list[str]:
+    """The nodes log in to each other with the rack's key, as a cluster's nodes do (mpirun starts its daemons
+    over SSH: verify --mpi)."""
+    if not state.key.is_file():
+        return []
+    key = base64.b64encode(state.key.read_bytes()).decode()
+    return [
+        f"printf '%s' '{key}' | base64 -d > /root/.ssh/id_ed25519 && chmod 600 /root/.ssh/id_ed25519",
+        "printf 'Host *\\n  StrictHostKeyChecking no\\n  UserKnownHostsFile /dev/null\\n  LogLevel ERROR\\n'"
+        " > /root/.ssh/config",
+    ]
 
 
 def _write_access(state: RackState) -> None:

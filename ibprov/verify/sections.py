@@ -51,6 +51,7 @@ class VerifyOptions:
     inventory: Path | None = None  # nodes: the Ansible inventory that reaches the hosts
     twin_limits: Path | None = None  # the fabric is the twin: its twin-limits.json (or the directory)
     target: str | None = None  # "twin": the twin rack (`ibprov twin up`) instead of the spec's hosts
+    contrast_tcp: bool = False  # mpi: also run the MPI benchmark forced onto TCP, shown beside the fabric's
     pairs: str | None = None  # perf: the pair schedule (default: the spec's acceptance.pairs)
     baseline: Path | None = None  # perf: flag results worse than this baseline file
     save_baseline: Path | None = None  # perf: write the measured results to this baseline file
@@ -110,10 +111,17 @@ SECTIONS: tuple[SectionInfo, ...] = (
         frozenset({"inventory", "twin_limits", "target"}),
     ),
     SectionInfo(
+        "mpi",
+        "MPI over the fabric: UCX/Open MPI/NCCL configuration, a fall-back to TCP (ucx_info -d), an MPI run.",
+        "ibprov.verify.mpi.section",
+        frozenset({"inventory", "target", "contrast_tcp"}),
+        default=False,
+    ),
+    SectionInfo(
         "perf",
         "RDMA latency and bandwidth with perftest between node pairs (route-aware schedule), and a TCP probe.",
         "ibprov.verify.perf.section",
-        frozenset({"target", "pairs", "baseline", "save_baseline", "dry_run"}),
+        frozenset({"target", "pairs", "baseline", "save_baseline", "dry_run", "via"}),
         default=False,
     ),
 )

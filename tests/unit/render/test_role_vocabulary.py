@@ -43,7 +43,7 @@ def _host_vars(files: dict[str, str]) -> dict[str, dict[str, Any]]:
 
 
 def test_every_role_has_an_argument_spec() -> None:
-    assert set(_role_specs()) >= {"ib_stack", "ib_sm", "ib_ipoib", "ib_facts"}
+    assert set(_role_specs()) >= {"ib_stack", "ib_sm", "ib_ipoib", "ib_facts", "ib_mpi"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
