@@ -6,6 +6,7 @@ the hosts that failed are remembered in the run directory so ``--limit @failed``
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 from ibprov.errors import AnsibleError, IbprovError
 from ibprov.run.adhoc import AnsibleRun, ansible_runner_run, start, why_no_host
-from ibprov.run.env import ansible_env
+from ibprov.run.env import TUNED_CONFIG, ansible_config_found, ansible_env
 
 FAILED_FILE = "failed-hosts"
 
@@ -182,6 +183,10 @@ def run_playbook(
         # an absolute path survives ansible-runner's join with the per-run artifact dir: facts persist
         settings = {"fact_cache_type": "jsonfile", "fact_cache": str((run_dir / "fact-cache").resolve())}
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str((run_dir / "cp").resolve())
+        if not ansible_config_found({**os.environ, **(extra_env or {})}, playbook.parent.resolve()):
+            config = run_dir / "ansible.cfg"
+            config.write_text(TUNED_CONFIG)
+            env["ANSIBLE_CONFIG"] = str(config.resolve())
     cmdline = " ".join(x for x in ("--check" if check else "", "--diff" if diff else "") if x)
     events = _Events(hosts_total, on_progress)
     runner = start(
@@ -240,8 +245,6 @@ def apply_spec(
     """Render ``loaded`` (a LoadedSpec) into ``rendered`` (default ``run_dir/rendered``) and run the site
     playbook on it, its artifacts in ``run_dir/runner``; with a ``target``, on the target's hosts through its
     inventory."""
-    import os
-
     from ibprov.render import render_files, write_tree
     from ibprov.resources import playbooks_dir, roles_dir
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["BASE_ENV", "TUNED_ENV", "ansible_bin", "ansible_env"]
+__all__ = ["BASE_ENV", "TUNED_CONFIG", "TUNED_ENV", "ansible_bin", "ansible_config_found", "ansible_env"]
 
 # Every run: plain output for the artifacts, and nodes are not known to ~/.ssh/known_hosts before their first run.
 BASE_ENV = {"ANSIBLE_NOCOLOR": "1", "ANSIBLE_HOST_KEY_CHECKING": "False"}
@@ -28,12 +28,37 @@ TUNED_ENV = {
     "ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile",
     "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "3600",
     "ANSIBLE_RETRY_FILES_ENABLED": "False",
+    # the roles read facts only as ansible_facts[...]: without the ansible_* copies, preparing a task's variables
+    # no longer cleans and copies every cached fact of the host (a no-op on bench/apply_8.py's rig: 34.1 s ->
+    # 31.5 s of controller CPU, docs/benchmarks.md)
+    "ANSIBLE_INJECT_FACT_VARS": "False",
+    # ibprov's playbooks need a few facts (os_family, python, architecture): the cache, read back for every task
+    # and host, stays small
+    "ANSIBLE_GATHER_SUBSET": "min",
 }
+
+# Settings Ansible reads only from a configuration file (no environment variable): written for a tuned run when
+# Ansible would find no configuration file of its own (ansible_config_found), never over the user's.
+# internal_poll_interval: how often the controller polls its workers while it waits for them; Ansible's 1 ms
+# default keeps the controller busy for a whole run.
+TUNED_CONFIG = """[defaults]
+# written by ibprov for this run (ibprov/run/env.py); a configuration file of your own is used instead of this one
+internal_poll_interval = 0.02
+"""
 
 
 def ansible_bin() -> Path:
     """The bin directory of the interpreter running ibprov (the venv's): where its ``ansible`` commands are."""
     return Path(sys.executable).parent
+
+
+def ansible_config_found(environ: Mapping[str, str], cwd: Path) -> bool:
+    """Whether Ansible started in ``cwd`` with ``environ`` finds a configuration file (ANSIBLE_CONFIG,
+    ./ansible.cfg, ~/.ansible.cfg, /etc/ansible/ansible.cfg: Ansible's search order)."""
+    if environ.get("ANSIBLE_CONFIG"):
+        return True
+    home = Path(environ.get("HOME") or Path.home())
+    return any(p.is_file() for p in (cwd / "ansible.cfg", home / ".ansible.cfg", Path("/etc/ansible/ansible.cfg")))
 
 
 def ansible_env(extra: Mapping[str, str] | None = None, *, tuned: bool = False) -> dict[str, str]:

@@ -176,3 +176,20 @@ def test_skip_tags_leaves_out_the_tagged_tasks_and_tags_selects_them(tmp_path: P
     assert not (tmp_path / "kernel.txt").exists()
     run_playbook(playbook, inv, tmp_path / "run", roles_path=tmp_path, tags="kernel")
     assert (tmp_path / "kernel.txt").exists()
+
+
+def test_the_tuned_run_writes_its_ansible_cfg_only_where_ansible_would_find_none(tmp_path: Path) -> None:
+    from ibprov.run.env import ansible_config_found
+
+    home = tmp_path / "home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    system = Path("/etc/ansible/ansible.cfg").is_file()
+    assert ansible_config_found({"HOME": str(home)}, work) is system
+    assert ansible_config_found({"HOME": str(home), "ANSIBLE_CONFIG": "/x/ansible.cfg"}, work)
+    (home / ".ansible.cfg").write_text("[defaults]\n")
+    assert ansible_config_found({"HOME": str(home)}, work)
+    (home / ".ansible.cfg").unlink()
+    (work / "ansible.cfg").write_text("[defaults]\n")
+    assert ansible_config_found({"HOME": str(home)}, work)
