@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ibprov.errors import Problem, SpecError
-from ibprov.spec import LoadedSpec
+from ibprov.spec import LoadedSpec, collector_paused
 
 SYNTHETIC_PREFIX = 0x02 << 56
 
 
+@lru_cache(maxsize=1 << 18)  # a render asks twice per device (its own book and the twin's)
 def synthetic_guid(*parts: str) -> int:
     """A stable GUID for a named object: 0x02 + 40 bits of SHA-256 + a zero low byte (room for ports)."""
     digest = hashlib.sha256("/".join(parts).encode()).digest()
@@ -96,9 +98,10 @@ class GuidBook:
     _hcas: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
     _lock_ports: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict, repr=False)
     _hca_cache: dict[tuple[str, str], int | None] = field(default_factory=dict, repr=False)
+    _switch_cache: dict[str, int | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self._hcas = {(n.name, h.device): h for n in self.loaded.spec.nodes for h in n.hcas}
+        self._hcas = _hca_index(self.loaded.spec)
         for (node, dev, port), guid in self.lock.hca_ports.items():
             self._lock_ports.setdefault((node, dev), {})[port] = guid
 
@@ -116,6 +119,11 @@ class GuidBook:
         return self.loaded.spec.cluster.name
 
     def switch_guid(self, name: str) -> int | None:
+        if name not in self._switch_cache:
+            self._switch_cache[name] = self._resolve_switch(name)
+        return self._switch_cache[name]
+
+    def _resolve_switch(self, name: str) -> int | None:
         sw = self.loaded.topology.switches[name]
         guid = sw.node_guid or self.lock.switches.get(name)
         if guid is None and self.allow_synthetic:
@@ -125,14 +133,20 @@ class GuidBook:
 
     def hca_guid(self, node: str, device: str) -> int | None:
         key = (node, device)
-        if key not in self._hca_cache:
-            self._hca_cache[key] = self._resolve_hca(node, device)
-        return self._hca_cache[key]
+        try:
+            return self._hca_cache[key]
+        except KeyError:
+            guid = self._hca_cache[key] = self._resolve_hca(node, device)
+            return guid
 
     def _resolve_hca(self, node: str, device: str) -> int | None:
-        hca = self._hca(node, device)
-        ports = {**self._lock_ports.get((node, device), {}), **hca.port_guids}
-        guid = None if self.twin and ports else hca.node_guid or self.lock.hca_nodes.get((node, device))
+        hca = self._hcas[(node, device)]
+        locked = self._lock_ports.get((node, device)) if self._lock_ports else None
+        ports = {**locked, **hca.port_guids} if locked else hca.port_guids
+        lock_nodes = self.lock.hca_nodes
+        guid = (
+            None if self.twin and ports else hca.node_guid or (lock_nodes.get((node, device)) if lock_nodes else None)
+        )
         if guid is None and ports:
             port = min(ports)
             guid = ports[port] - port  # ibsim's convention: port GUID = node GUID + port
@@ -142,12 +156,27 @@ class GuidBook:
         return guid
 
     def port_guid(self, node: str, device: str, port: int) -> int | None:
-        hca = self._hca(node, device)
-        guid = hca.port_guids.get(port) or self.lock.hca_ports.get((node, device, port))
+        hca = self._hcas[(node, device)]
+        lock = self.lock.hca_ports
+        guid = hca.port_guids.get(port) or (lock.get((node, device, port)) if lock else None)
         if guid is None and self.allow_synthetic:
-            base = self.hca_guid(node, device)
+            key = (node, device)
+            base = self._hca_cache[key] if key in self._hca_cache else self.hca_guid(node, device)
             guid = None if base is None else base + port
         return guid
 
     def _hca(self, node: str, device: str) -> Any:
         return self._hcas[(node, device)]
+
+
+_INDEX: list[tuple[object, dict[tuple[str, str], Any]]] = []  # the last spec's (node, device) -> Hca
+
+
+@collector_paused()
+def _hca_index(spec: Any) -> dict[tuple[str, str], Any]:
+    """(node, device) -> Hca, built once per spec (render makes two books of the same spec)."""
+    if _INDEX and _INDEX[0][0] is spec:
+        return _INDEX[0][1]
+    index = {(n.name, h.device): h for n in spec.nodes for h in n.hcas}
+    _INDEX[:] = [(spec, index)]
+    return index

@@ -7,7 +7,7 @@ from typing import Any
 
 from ibprov.errors import Problem
 from ibprov.render.guids import GuidBook, fmt_guid
-from ibprov.spec import LoadedSpec
+from ibprov.spec import LoadedSpec, collector_paused
 from ibprov.spec.model import ClusterSpec, Member, Partition, QosTables, SmInstance
 from ibprov.spec.units import MTU_CODE, RATE_CODE
 
@@ -109,23 +109,29 @@ def _member_ports(
         )
         membership: str = m.membership or part.defmember
         rank = (_SPECIFICITY[_member_kind(m)], _RANK[membership], membership)
+        strength = rank[:2]
+        where = ("partitions", part_index, "members", j)
         for name in names:
             for hca in nodes[name].hcas:
+                device = hca.device
                 for port in hca.ports:
-                    key = (name, hca.device, port)
-                    if key not in chosen or rank[:2] > chosen[key][:2]:
+                    key = (name, device, port)
+                    held = chosen.get(key)
+                    if held is None or strength > held[:2]:
                         chosen[key] = rank
-                        origin[key] = ("partitions", part_index, "members", j)
+                        origin[key] = where
     out: list[tuple[int, str]] = []
+    port_guid = book.port_guid
     for (node, dev, port), (_s, _r, membership) in chosen.items():
-        guid = book.port_guid(node, dev, port)
+        guid = port_guid(node, dev, port)
         if guid is None:
             _first, ports, parts = missing.setdefault(node, (origin[(node, dev, port)], [], []))
             ports.append(f"{dev}:{port}")
             parts.append(part.name)
             continue
         out.append((guid, membership))
-    return [{"guid": fmt_guid(g), "membership": ms} for g, ms in sorted(out)]
+    out.sort()
+    return [{"guid": f"0x{g:016x}", "membership": ms} for g, ms in out]
 
 
 def _missing_guid_problems(loaded: LoadedSpec, missing: Missing) -> list[Problem]:
@@ -202,6 +208,7 @@ def _sm_port(spec: ClusterSpec, inst: SmInstance) -> tuple[str, int]:
     return hca.device, inst.port
 
 
+@collector_paused()
 def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
     spec = loaded.spec
     data = SmData()
@@ -218,11 +225,13 @@ def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
             entry["port_guid"] = fmt_guid(guid)
         data.instances.setdefault(inst.node, []).append(entry)
     name_map = []
+    hca_guid = book.hca_guid
     for node in spec.nodes:
+        name, description = node.name, node.description
         for hca in node.hcas:
-            g = book.hca_guid(node.name, hca.device)
+            g = hca_guid(name, hca.device)
             if g is not None:
-                name_map.append({"guid": fmt_guid(g), "name": node.description or f"{node.name} {hca.device}"})
+                name_map.append({"guid": f"0x{g:016x}", "name": description or f"{name} {hca.device}"})
     for name, sw in loaded.topology.switches.items():
         g = book.switch_guid(name)
         if g is not None:
@@ -270,11 +279,12 @@ def _root_guids(loaded: LoadedSpec, book: GuidBook, notes: list[str]) -> list[st
 def _cn_guids(loaded: LoadedSpec, book: GuidBook, notes: list[str]) -> list[str]:
     if "ftree" not in loaded.spec.subnet_manager.routing_engine:
         return []
-    guids = [book.port_guid(n.name, h.device, p) for n in loaded.spec.nodes for h in n.hcas for p in h.ports]
-    if any(g is None for g in guids):
+    port_guid = book.port_guid
+    guids = [port_guid(n.name, h.device, p) for n in loaded.spec.nodes for h in n.hcas for p in h.ports]
+    if None in guids:
         notes.append("no cn_guid_file: some port GUIDs are unknown; ftree treats every CA as a compute node")
         return []
-    return [fmt_guid(g) for g in sorted(g for g in guids if g is not None)]
+    return [f"0x{g:016x}" for g in sorted(g for g in guids if g is not None)]
 
 
 def _sm_port_guids(loaded: LoadedSpec, book: GuidBook) -> list[str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ibprov.spec import collector_paused
+
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 # words YAML 1.1 resolves to booleans or null
 _RESERVED = {
@@ -22,6 +24,8 @@ _STRINGS: dict[str, str] = {}  # keys and values repeat across thousands of host
 
 
 def scalar(value: Any) -> str:
+    if type(value) is str:
+        return _STRINGS.get(value) or _string(value)
     if value is None:
         return "null"
     if value is True:
@@ -40,11 +44,13 @@ def scalar(value: Any) -> str:
             text = text.replace("e", ".0e")
         return text
     text = str(value)
-    cached = _STRINGS.get(text)
-    if cached is None:
-        cached = text if _PLAIN.fullmatch(text) and text not in _RESERVED else _quote(text)
-        if len(_STRINGS) < 100_000:
-            _STRINGS[text] = cached
+    return _STRINGS.get(text) or _string(text)
+
+
+def _string(text: str) -> str:
+    cached = text if _PLAIN.fullmatch(text) and text not in _RESERVED else _quote(text)
+    if len(_STRINGS) < 100_000:
+        _STRINGS[text] = cached
     return cached
 
 
@@ -70,31 +76,38 @@ def _quote(text: str) -> str:
 
 
 def _lines(value: Any, indent: str, out: list[str]) -> None:
+    strings = _STRINGS
     if isinstance(value, dict):
         for key, item in value.items():
             head = f"{indent}{scalar(key)}:"
-            if isinstance(item, (dict, list)) and item:
+            if type(item) is str:
+                out.append(f"{head} {strings.get(item) or _string(item)}")
+            elif isinstance(item, (dict, list)) and item:
                 out.append(head)
                 _lines(item, indent + ("  " if isinstance(item, dict) else ""), out)
             else:
                 out.append(f"{head} {_empty(item)}")
     elif isinstance(value, list):
+        first, rest = f"{indent}- ", f"{indent}  "
         for item in value:
-            if isinstance(item, dict) and item:
-                first = True
+            if type(item) is str:
+                out.append(f"{first}{strings.get(item) or _string(item)}")
+            elif isinstance(item, dict) and item:
+                prefix = first
                 for key, sub in item.items():
-                    prefix = f"{indent}- " if first else f"{indent}  "
-                    first = False
-                    if isinstance(sub, (dict, list)) and sub:
+                    if type(sub) is str:
+                        out.append(f"{prefix}{scalar(key)}: {strings.get(sub) or _string(sub)}")
+                    elif isinstance(sub, (dict, list)) and sub:
                         out.append(f"{prefix}{scalar(key)}:")
                         _lines(sub, indent + "  " + ("  " if isinstance(sub, dict) else ""), out)
                     else:
                         out.append(f"{prefix}{scalar(key)}: {_empty(sub)}")
+                    prefix = rest
             elif isinstance(item, list) and item:
                 out.append(f"{indent}-")
                 _lines(item, indent + "  ", out)
             else:
-                out.append(f"{indent}- {_empty(item)}")
+                out.append(f"{first}{_empty(item)}")
 
 
 def _empty(value: Any) -> str:
@@ -105,6 +118,7 @@ def _empty(value: Any) -> str:
     return scalar(value)
 
 
+@collector_paused()
 def dump(data: dict[str, Any]) -> str:
     if not data:
         return "{}\n"

@@ -10,7 +10,7 @@ from typing import TypeVar, cast
 
 from ibprov.spec.model import ClusterSpec, IpoibInterface, Member, Qos, QosTables
 from ibprov.spec.positions import Path
-from ibprov.spec.topology import Topology
+from ibprov.spec.topology import PlannedLink, Topology
 from ibprov.spec.types import Endpoint, parse_endpoint
 
 Finding = tuple[Path, str]
@@ -243,12 +243,21 @@ def _ftree_problems(topo: Topology, path: Path) -> Iterator[Finding]:
 def cabling_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     yield from topo.problems
     check_end = _end_checker(spec, topo)
+    exists = _end_exists(spec, topo)
+    trusted = not topo.misfits  # see _existing_links
     used: dict[Endpoint, Path] = {}
     for link in topo.links:
         if link.a == link.b:
             yield link.source, f"{link.a} is cabled to itself"
             continue
+        known = trusted and link.source == FAT_TREE_SOURCE
+        if known and link.a not in used and link.b not in used:  # the common case: both ends are new
+            used[link.a] = used[link.b] = link.source
+            continue
         for end in (link.a, link.b):
+            if end not in used and (known or exists(end)):  # the common case, without building a message
+                used[end] = link.source
+                continue
             problem = check_end(end)
             if problem and end.hca is None and end.device in topo.misfits and link.source == ("fabric", "fat_tree"):
                 continue  # reported once, at the declared switch
@@ -277,29 +286,28 @@ def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     hca = next((h for h in node.hcas if h.device == sm.hca or sm.hca is None), None) if node else None
     if hca is None:
         return  # reported by subnet_managers_are_sound
-    parent: dict[str, str] = {}
-
-    def root(key: str) -> str:
-        while parent.setdefault(key, key) != key:
-            parent[key] = parent[parent[key]]
-            key = parent[key]
-        return key
-
-    def device(end: Endpoint) -> str:
-        return f"{end.device}/{end.hca}" if end.hca else end.device
-
-    check_end = _end_checker(spec, topo)
-    links = [link for link in topo.links if not (check_end(link.a) or check_end(link.b))]  # others: reported
-    for link in links:
-        parent[root(device(link.a))] = root(device(link.b))
+    if _connected_with_the_fat_tree(spec, topo, (sm.node, hca.device)):
+        return
+    links = _existing_links(spec, topo)  # the others are reported by cabling_is_consistent
+    # one edge per pair of devices: a fat tree has many parallel cables between the same two switches
+    adjacent: dict[Device, list[Device]] = defaultdict(list)
+    for a, b in {(link.a[:2], link.b[:2]) for link in links}:
+        adjacent[a].append(b)
+        adjacent[b].append(a)
+    master_key: Device = (sm.node, hca.device)
     master = f"{sm.node}/{hca.device}"
-    if master not in parent:
+    if master_key not in adjacent:
         return  # its port is uncabled: reported by cabling_is_consistent
-    cut: dict[str, list[tuple[Endpoint, Path]]] = {}
+    reached = _reached(adjacent, master_key)
+    if all(key in reached for key in adjacent):
+        return
+    root = _components(adjacent)
+    cut: dict[Device, list[tuple[Endpoint, Path]]] = {}
     for link in links:
         for end in (link.a, link.b):
-            if end.hca is not None and root(device(end)) != root(master):
-                cut.setdefault(root(device(end)), []).append((end, link.source))
+            key = end[:2]
+            if end.hca is not None and key not in reached:
+                cut.setdefault(root(key), []).append((end, link.source))
     for ends in cut.values():
         end, source = ends[0]
         more = f" and {len(ends) - 1} more HCA port{'s' if len(ends) > 2 else ''}" if len(ends) > 1 else ""
@@ -308,6 +316,106 @@ def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
             f"{end}{more} cannot reach the subnet manager on {master}:{sm.port}: no cable joins this part of "
             "the fabric to the rest, and OpenSM manages only the part its port reaches",
         )
+
+
+def switches_are_cabled(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
+    """A declared switch with no cable at all is on no fabric: the SM never reaches it, the twin would run it
+    alone, and verify would report it missing."""
+    cabled = {end.device for link in topo.links for end in (link.a, link.b) if end.hca is None}
+    for i, sw in enumerate(spec.switches):
+        if sw.name not in cabled:
+            yield (
+                ("switches", i, "name"),
+                f"switch {sw.name} has no cable: no subnet manager can reach it; cable it (fabric.links or "
+                "fabric.fat_tree) or remove it",
+            )
+
+
+FAT_TREE_SOURCE: Path = ("fabric", "fat_tree")
+Device = tuple[str, str | None]  # (switch, None) or (node, HCA)
+
+
+FAT_TREE_PIECE: Device = ("<fat tree>", None)
+
+
+def _connected_with_the_fat_tree(spec: ClusterSpec, topo: Topology, master: Device) -> bool:
+    """A quick proof that everything is connected: the generated fat tree is one connected piece by
+    construction (every leaf reaches every spine of its pod, the cores join the pods), so it counts as one
+    device and only the cables given by hand are walked. False: no proof (the full check decides)."""
+    if not topo.fat_tree_devices or topo.misfits:
+        return False
+    exists = _end_exists(spec, topo)
+    piece = topo.fat_tree_devices
+
+    def device(end: Endpoint) -> Device:
+        key = end[:2]
+        return FAT_TREE_PIECE if key in piece else key
+
+    adjacent: dict[Device, list[Device]] = defaultdict(list)
+    adjacent[FAT_TREE_PIECE] = []
+    for link in topo.links:
+        if link.source != FAT_TREE_SOURCE and exists(link.a) and exists(link.b):
+            a, b = device(link.a), device(link.b)
+            adjacent[a].append(b)
+            adjacent[b].append(a)
+    start = FAT_TREE_PIECE if master in piece else master
+    if start not in adjacent:
+        return False
+    reached = _reached(adjacent, start)
+    return all(key in reached for key in adjacent)
+
+
+def _reached(adjacent: dict[Device, list[Device]], start: Device) -> set[Device]:
+    reached, todo = {start}, [start]
+    while todo:
+        for peer in adjacent[todo.pop()]:
+            if peer not in reached:
+                reached.add(peer)
+                todo.append(peer)
+    return reached
+
+
+def _components(adjacent: dict[Device, list[Device]]) -> Callable[[Device], Device]:
+    """Union-find over the devices: a function from a device to its component's representative."""
+    parent: dict[Device, Device] = {}
+
+    def root(key: Device) -> Device:
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for a, nexts in adjacent.items():
+        for b in nexts:
+            parent[root(a)] = root(b)
+    return root
+
+
+def _existing_links(spec: ClusterSpec, topo: Topology) -> list[PlannedLink]:
+    """The links both of whose ends exist. The generator's own cables do, unless it cabled a declared
+    switch beyond its ports (a misfit): their ends are generated switch ports within the radix and the
+    nodes' listed HCA ports."""
+    exists = _end_exists(spec, topo)
+    trusted = not topo.misfits
+    return [
+        link
+        for link in topo.links
+        if (trusted and link.source == FAT_TREE_SOURCE) or (exists(link.a) and exists(link.b))
+    ]
+
+
+def _end_exists(spec: ClusterSpec, topo: Topology) -> Callable[[Endpoint], bool]:
+    """A fast test that a cable end exists (what :func:`_end_checker` finds nothing wrong with)."""
+    hca_ports = {(n.name, h.device): frozenset(h.ports) for n in spec.nodes for h in n.hcas}
+    switch_ports = {name: sw.ports for name, sw in topo.switches.items()}
+    no_ports: frozenset[int] = frozenset()
+
+    def exists(end: Endpoint) -> bool:
+        if end.hca is None:
+            return end.port <= switch_ports.get(end.device, 0)
+        return end.port in hca_ports.get((end.device, end.hca), no_ports)
+
+    return exists
 
 
 def _end_checker(spec: ClusterSpec, topo: Topology) -> Callable[[Endpoint], str | None]:
@@ -344,7 +452,8 @@ def _uncabled_ports(
     groups = {g for n in spec.nodes for g in n.groups}
     # when the fat tree cannot be expanded, its host ports are not cabled: do not report each of them
     ft_failed = ft is not None and (
-        any(path[:2] == ("fabric", "fat_tree") for path, _ in topo.problems)
+        topo.fat_tree_failed
+        or any(path[:2] == ("fabric", "fat_tree") for path, _ in topo.problems)
         or (ft.hosts_group is not None and ft.hosts_group not in groups)
     )
     for i, node in enumerate(spec.nodes):
@@ -695,6 +804,7 @@ RULES: tuple[Rule, ...] = (
     subnet_managers_are_sound,
     cabling_is_consistent,
     fabric_is_connected,
+    switches_are_cabled,
     ipoib_is_consistent,
     qos_is_well_formed,
     mpi_rails_exist,

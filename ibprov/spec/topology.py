@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ibprov.spec.model import ClusterSpec, FatTree, Switch
 from ibprov.spec.positions import Path
-from ibprov.spec.types import Endpoint
+from ibprov.spec.types import Endpoint, parse_endpoint
 from ibprov.spec.units import Speed, Width
 
 
@@ -26,8 +28,9 @@ class PlannedSwitch:
         return self.description or self.name
 
 
-@dataclass(frozen=True)
-class PlannedLink:
+class PlannedLink(NamedTuple):
+    """One planned cable (a named tuple: a large fat tree plans hundreds of thousands of them)."""
+
     a: Endpoint
     b: Endpoint
     speed: Speed
@@ -45,6 +48,10 @@ class Topology:
     problems: list[tuple[Path, str]] = field(default_factory=list)
     # declared switches the fat tree cables beyond their ports (reported once, at the switch)
     misfits: set[str] = field(default_factory=set)
+    # the fat tree could not be expanded: its host ports are not cabled (and not reported one by one)
+    fat_tree_failed: bool = False
+    # every device the generated fat tree cables (switches, and (node, HCA) pairs): one connected piece
+    fat_tree_devices: set[tuple[str, str | None]] = field(default_factory=set)
 
 
 RateFn = Callable[[Endpoint, Endpoint, Speed | None, Width | None], tuple[Speed, Width]]
@@ -55,8 +62,91 @@ def _names(prefix: str, count: int) -> list[str]:
     return [f"{prefix}{i + 1:0{width}d}" for i in range(count)]
 
 
-def fat_tree_problems(ft: FatTree) -> list[tuple[str, str]]:
-    """Arithmetic checks of the generator parameters: (field, message) pairs."""
+def unit_shape(ft: FatTree, rails: int) -> tuple[int, int, int]:
+    """A rail-optimized scalable unit with ``rails`` rails: (leaves per unit, leaves per rail, nodes per unit)."""
+    unit_leaves = ft.unit_leaves or rails
+    per_rail = max(1, unit_leaves // rails)
+    return unit_leaves, per_rail, ft.unit_nodes or per_rail * ft.hosts_per_leaf
+
+
+def fat_tree_problems(ft: FatTree, rails: int = 1, nodes: int | None = None) -> list[tuple[str, str]]:
+    """Arithmetic checks of the generator parameters: (field, message) pairs.
+
+    ``rails`` is the number of HCA ports on each cabled node, ``nodes`` the number of cabled nodes
+    (None: not known yet; the rail-optimized units are then checked without it).
+    """
+    out = _tree_problems(ft)
+    if ft.rails == "rail-optimized":
+        out += _unit_problems(ft, rails, nodes)
+    else:
+        out += [
+            (name, f"{name} is a parameter of the scalable units of rails: rail-optimized (rails is {ft.rails})")
+            for name in ("unit_nodes", "unit_leaves")
+            if getattr(ft, name) is not None
+        ]
+    return out
+
+
+def _unit_problems(ft: FatTree, rails: int, nodes: int | None) -> list[tuple[str, str]]:
+    """Checks of rail-optimized scalable units: they fill the leaves, and the leaves are whole units."""
+    unit_leaves, per_rail, unit_nodes = unit_shape(ft, rails)
+    if unit_leaves % rails:
+        up = _ceil(unit_leaves, rails) * rails
+        return [
+            (
+                "unit_leaves",
+                f"unit_leaves ({unit_leaves}) must be a multiple of the {rails} rails (HCA ports per node), so that "
+                f"every rail has as many leaves in a unit: e.g. unit_leaves: {up}",
+            )
+        ]
+    out: list[tuple[str, str]] = []
+    room = per_rail * ft.hosts_per_leaf
+    if unit_nodes > room:
+        out.append(
+            (
+                "unit_nodes",
+                f"a unit of {unit_nodes} nodes needs {unit_nodes} host ports on each rail, but a rail has "
+                f"{per_rail} lea{'f' if per_rail == 1 else 'ves'} x {ft.hosts_per_leaf} host ports = {room} in a "
+                f"unit: unit_nodes at most {room}, or unit_leaves {rails * _ceil(unit_nodes, ft.hosts_per_leaf)}",
+            )
+        )
+    if ft.leaves % unit_leaves:
+        low, high = ft.leaves // unit_leaves * unit_leaves, _ceil(ft.leaves, unit_leaves) * unit_leaves
+        fits = f"{low} or {high}" if low else f"{high}"
+        out.append(
+            (
+                "leaves",
+                f"leaves ({ft.leaves}) must be whole scalable units of {unit_leaves} leaves "
+                f"({rails} rails x {per_rail}): e.g. leaves: {fits}",
+            )
+        )
+    elif ft.pods > 1 and ft.leaves % ft.pods == 0 and (ft.leaves // ft.pods) % unit_leaves:
+        out.append(
+            (
+                "pods",
+                f"each of the {ft.pods} pods has {ft.leaves // ft.pods} leaves, not whole units of {unit_leaves}: "
+                "a scalable unit must not straddle two pods",
+            )
+        )
+    if nodes is not None and not out:
+        units = _ceil(nodes, unit_nodes)
+        if units * unit_leaves > ft.leaves:
+            out.append(
+                (
+                    "leaves",
+                    f"{nodes} nodes make {units} scalable units of {unit_nodes} (unit_nodes), which need "
+                    f"{units * unit_leaves} leaves ({unit_leaves} per unit), but leaves is {ft.leaves}",
+                )
+            )
+    return out
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _tree_problems(ft: FatTree) -> list[tuple[str, str]]:
+    """Checks of the switch tiers (radix, pods, spines, cores), whatever the rails."""
     out: list[tuple[str, str]] = []
     if ft.hosts_per_leaf + ft.uplinks_per_leaf > ft.radix:
         out.append(
@@ -151,9 +241,10 @@ def _planned(sw: Switch, *, generated: bool = False) -> PlannedSwitch:
 
 def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateFn) -> None:
     src: Path = ("fabric", "fat_tree")
-    problems = fat_tree_problems(ft)
+    problems = _tree_problems(ft) if ft.rails == "rail-optimized" else fat_tree_problems(ft)
     if problems:
         topo.problems.extend(((*src, f), m) for f, m in problems)
+        topo.fat_tree_failed = True
         return
     leaves = _names(ft.leaf_prefix, ft.leaves)
     spines = _names(ft.spine_prefix, ft.spines)
@@ -168,34 +259,136 @@ def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateF
                     (src, f"switch {name} is declared as {declared.role}, but the fat tree makes it a {role}")
                 )
     used = {end for link in topo.links for end in (link.a, link.b)}
-    empty = {str(p) for p in spec.fabric.empty_ports}
-    host_ports = [
-        Endpoint(node.name, hca.device, port)
-        for node in spec.nodes
-        if ft.hosts_group is None or ft.hosts_group in node.groups
-        for hca in node.hcas
-        for port in hca.ports
-        if Endpoint(node.name, hca.device, port) not in used and str(Endpoint(node.name, hca.device, port)) not in empty
+    skip = used | {parse_endpoint(p) for p in spec.fabric.empty_ports}
+    cabled = [
+        (i, [Endpoint(node.name, hca.device, port) for hca in node.hcas for port in hca.ports])
+        for i, node in enumerate(spec.nodes)
+        if node.hcas and (ft.hosts_group is None or ft.hosts_group in node.groups)
     ]
-    slots = ft.leaves * ft.hosts_per_leaf
-    if len(host_ports) > slots:
-        topo.problems.append(
-            (
-                (*src, "hosts_per_leaf"),
-                f"{len(host_ports)} HCA ports to cable but only "
-                f"{ft.leaves} leaves x {ft.hosts_per_leaf} host ports = {slots}",
-            )
-        )
+    first = len(topo.links)  # the generator's host cables start here
+    if ft.rails == "rail-optimized":
+        odd_nodes = _rail_count_problems(spec, cabled)
+        if odd_nodes:
+            topo.problems.extend(odd_nodes)
+            topo.fat_tree_failed = True
+            return
+        rails = len(cabled[0][1]) if cabled else 1
+        problems = fat_tree_problems(ft, rails, len(cabled))
+        if problems:
+            topo.problems.extend(((*src, f), m) for f, m in problems)
+            topo.fat_tree_failed = True
+            return
+        _cable_rails(ft, topo, leaves, cabled, skip, rate, rails)
+    elif not _cable_node_grouped(ft, topo, leaves, cabled, skip, rate):
+        topo.fat_tree_failed = True
         return
-    add = topo.links.append
-    for i, host in enumerate(host_ports):
-        leaf = Endpoint(leaves[i // ft.hosts_per_leaf], None, i % ft.hosts_per_leaf + 1)
-        add(PlannedLink(leaf, host, *rate(leaf, host, None, None), src))
+    hosts = {link.b[:2] for link in topo.links[first:]}
+    topo.fat_tree_devices = hosts | {(name, None) for name in (*leaves, *spines, *cores)}
     if spines:
         _add_spine_links(spec, ft, topo, leaves, spines)
     if spines and cores:
         _add_core_links(spec, ft, topo, spines, cores)
     _check_declared_fit(spec, ft, topo)
+
+
+def _rail_count_problems(spec: ClusterSpec, cabled: list[tuple[int, list[Endpoint]]]) -> list[tuple[Path, str]]:
+    """Rail-optimized: every cabled node has as many HCA ports (rails) as the most common count."""
+    counts = Counter(len(ports) for _i, ports in cabled)
+    if len(counts) < 2:
+        return []
+    rails, _n = counts.most_common(1)[0]
+    return [
+        (
+            ("nodes", i, "hcas"),
+            f"{spec.nodes[i].name} has {len(ports)} HCA port{'s' if len(ports) != 1 else ''}, but "
+            f"{counts[rails]} of the nodes fabric.fat_tree cables have {rails}: rails: rail-optimized needs the "
+            f"same number of rails (HCA ports) on every node it cables (list {rails}, or cable this node by "
+            "fabric.links and leave it out of fat_tree.hosts_group)",
+        )
+        for i, ports in cabled
+        if len(ports) != rails
+    ]
+
+
+def _cable_rails(
+    ft: FatTree,
+    topo: Topology,
+    leaves: list[str],
+    cabled: list[tuple[int, list[Endpoint]]],
+    skip: set[Endpoint],
+    rate: RateFn,
+    rails: int,
+) -> None:
+    """Rail-optimized: node k of a unit puts its port r on the k-th host port of the unit's leaf group r."""
+    add, src = topo.links.append, ("fabric", "fat_tree")
+    unit_leaves, per_rail, unit_nodes = unit_shape(ft, rails)
+    hpl = ft.hosts_per_leaf
+    for k, (_i, ports) in enumerate(cabled):
+        unit, slot = divmod(k, unit_nodes)
+        in_group, port = divmod(slot, hpl)
+        first = unit * unit_leaves + in_group
+        for r, host in enumerate(ports):
+            if host in skip:
+                continue  # cabled by hand or left empty: its leaf port stays free, the other rails keep theirs
+            leaf = Endpoint(leaves[first + r * per_rail], None, port + 1)
+            add(PlannedLink(leaf, host, *rate(leaf, host, None, None), src))
+
+
+def _cable_node_grouped(
+    ft: FatTree,
+    topo: Topology,
+    leaves: list[str],
+    cabled: list[tuple[int, list[Endpoint]]],
+    skip: set[Endpoint],
+    rate: RateFn,
+) -> bool:
+    """Node-grouped: each node's ports, one after the other, on one leaf (the next leaf when they do not fit)."""
+    add, src = topo.links.append, ("fabric", "fat_tree")
+    hpl = ft.hosts_per_leaf
+    todo = [[p for p in ports if p not in skip] for _i, ports in cabled]
+    total = sum(map(len, todo))
+    slots = ft.leaves * hpl
+    if total > slots:
+        topo.problems.append(
+            (
+                (*src, "hosts_per_leaf"),
+                f"{total} HCA ports to cable but only {ft.leaves} leaves x {hpl} host ports = {slots}",
+            )
+        )
+        return False
+    widest = max(map(len, todo), default=0)
+    if widest > hpl:
+        topo.problems.append(
+            (
+                (*src, "hosts_per_leaf"),
+                f"a node has {widest} HCA ports to cable, more than the {hpl} host ports of a leaf, and "
+                f"rails: node-grouped keeps a node's ports on one leaf: hosts_per_leaf {widest} or more, "
+                "or rails: rail-optimized",
+            )
+        )
+        return False
+    plan: list[tuple[int, int, Endpoint]] = []
+    leaf, nxt = 0, 0
+    for ports in todo:
+        if nxt + len(ports) > hpl:
+            leaf, nxt = leaf + 1, 0
+        for host in ports:
+            plan.append((leaf, nxt, host))
+            nxt += 1
+    if plan and plan[-1][0] >= ft.leaves:
+        topo.problems.append(
+            (
+                (*src, "hosts_per_leaf"),
+                f"{total} HCA ports to cable, but with each node's ports kept on one leaf they need "
+                f"{plan[-1][0] + 1} leaves of {hpl} host ports, and leaves is {ft.leaves}: more leaves, "
+                f"hosts_per_leaf a multiple of {widest}, or rails: rail-optimized",
+            )
+        )
+        return False
+    for li, port, host in plan:
+        end = Endpoint(leaves[li], None, port + 1)
+        add(PlannedLink(end, host, *rate(end, host, None, None), src))
+    return True
 
 
 def _add_spine_links(spec: ClusterSpec, ft: FatTree, topo: Topology, leaves: list[str], spines: list[str]) -> None:
@@ -228,11 +421,15 @@ def _add_core_links(spec: ClusterSpec, ft: FatTree, topo: Topology, spines: list
 
 def _check_declared_fit(spec: ClusterSpec, ft: FatTree, topo: Topology) -> None:
     """A declared switch the generator cables beyond its ports: one problem at its ``ports``."""
+    named = {*_names(ft.leaf_prefix, ft.leaves), *_names(ft.spine_prefix, ft.spines), *_names(ft.core_prefix, ft.cores)}
+    declared = {sw.name for sw in spec.switches} & named
+    if not declared:
+        return  # the fat tree cables only switches it generates itself (with radix ports)
     highest: dict[str, int] = {}
     for link in topo.links:
         if link.source == ("fabric", "fat_tree"):
             for end in (link.a, link.b):
-                if end.hca is None:
+                if end.hca is None and end.device in declared:
                     highest[end.device] = max(highest.get(end.device, 0), end.port)
     for i, sw in enumerate(spec.switches):
         need = highest.get(sw.name, 0)
@@ -245,3 +442,37 @@ def _check_declared_fit(spec: ClusterSpec, ft: FatTree, topo: Topology) -> None:
                     f"{need}: declare ports: {need} or more, or change the fat tree",
                 )
             )
+
+
+@dataclass(frozen=True)
+class RailPlan:
+    """Rail-optimized cabling: the rail of each HCA port the fat tree cables and of each of its leaves."""
+
+    port_rail: dict[Endpoint, int]  # HCA port -> rail (its position among its node's ports, from 0)
+    leaf_rail: dict[str, int]  # generated leaf -> the rail its host ports carry
+    leaf_of: dict[Endpoint, str]  # HCA port -> its planned leaf
+
+    def rail_name(self, rail: int) -> str:
+        """'rail 3 (mlx5_3:1)': the rail and the HCA port that carries it on the first node."""
+        port = next((end for end, r in self.port_rail.items() if r == rail), None)
+        return f"rail {rail}" + (f" ({port.hca}:{port.port})" if port is not None else "")
+
+
+def rail_plan(spec: ClusterSpec, topo: Topology) -> RailPlan | None:
+    """The rails of a rail-optimized ``fabric.fat_tree`` (None: the spec has no rail-optimized fat tree)."""
+    ft = spec.fabric.fat_tree
+    if ft is None or ft.rails != "rail-optimized":
+        return None
+    port_rail = {
+        Endpoint(node.name, hca.device, port): r
+        for node in spec.nodes
+        if ft.hosts_group is None or ft.hosts_group in node.groups
+        for r, (hca, port) in enumerate((hca, port) for hca in node.hcas for port in hca.ports)
+    }
+    leaf_rail: dict[str, int] = {}
+    leaf_of: dict[Endpoint, str] = {}
+    for link in topo.links:
+        if link.source == ("fabric", "fat_tree") and link.b in port_rail:
+            leaf_rail[link.a.device] = port_rail[link.b]
+            leaf_of[link.b] = link.a.device
+    return RailPlan(port_rail, leaf_rail, leaf_of)

@@ -392,6 +392,112 @@ def test_with_a_limited_default_partition_every_sm_port_stays_full_through_a_fai
     assert found(after) == {("sm.standby_missing", "sm01 mlx5_0 port 1")}, "no PKey table changed"
 
 
+def notice_a_dead_master_fast(opensm_dir: Path) -> None:  # in ~2 s, not the default ~50 s
+    for conf in opensm_dir.glob("*/opensm.*.conf"):
+        conf.write_text(conf.read_text() + "sminfo_polling_timeout 1000\npolling_retry_number 2\n")
+
+
+def pkey_tables(run: TwinRun) -> dict[int, tuple[int, ...]]:
+    """Every CA port's PKey table as the fabric shows it now (port GUID -> entries)."""
+    runner = LocalRunner(env=run.sim.env(probe(run)))
+    try:
+        return collect(runner).pkeys
+    finally:
+        runner.close()
+
+
+def master_priority(run: TwinRun) -> int | None:
+    """The priority of the master SM as ``sminfo`` from a non-SM port shows it (None: no answer)."""
+    done = run.sim.run(["sminfo"], probe(run))
+    return collector("sminfo").parse(done.stdout).priority if done.returncode == 0 else None
+
+
+def sm_conf(loaded: LoadedSpec, run: TwinRun, node: str) -> Path:
+    """The opensm.conf the twin started the planned instance on ``node`` with."""
+    inst = next(i for i in loaded.spec.subnet_manager.instances if i.node == node)
+    device = inst.hca or next(n for n in loaded.spec.nodes if n.name == node).hcas[0].device
+    return run.sim.workdir.parent / "opensm" / node / f"opensm.{device}-{inst.port}.conf"
+
+
+def restart_sm(loaded: LoadedSpec, run: TwinRun, node: str) -> tuple[OpenSM, int]:
+    """Start the planned OpenSM on ``node`` again (its conf, cache and log: a `systemctl start opensm`);
+    returns it and where its log stood before (OpenSM appends to its log)."""
+    inst = next(i for i in loaded.spec.subnet_manager.instances if i.node == node)
+    device = inst.hca or next(n for n in loaded.spec.nodes if n.name == node).hcas[0].device
+    name = f"opensm-{node}-{device}"
+    log = run.sim.workdir / name / "opensm.log"
+    offset = len(log.read_text(errors="replace")) if log.exists() else 0
+    sm = run.sim.start_opensm(hca_id(node, device), sm_conf(loaded, run, node), name=name)
+    run.sms[:] = [(n, p, sm if n == node else s) for n, p, s in run.sms]
+    return sm, offset
+
+
+def test_the_restarted_master_takes_over_again_by_priority_and_no_pkey_table_changes(tmp_path: Path) -> None:
+    """OpenSM 3.3.23: after each heavy sweep a MASTER hands over (SubnSet(SMInfo) HANDOVER) to any SM that is
+    not NOTACTIVE and is greater: higher sm_priority, or the same and a lower port GUID. sm01 (15) comes back
+    while sm02 (14) is master: sm02 hands over to it and goes STANDBY."""
+    loaded = example("rack")
+    with twin(loaded, tmp_path, opensm=notice_a_dead_master_fast) as run:
+        (first_node, _p, first), (_n, _q, second) = run.sms[0], run.sms[1]
+        assert first_node == "sm01"
+        tables = [pkey_tables(run)]
+        offset = len(second.log_text())
+        first.stop()
+        assert second.wait_for("Entering MASTER state", 30, after=offset), second.log_text()[offset:][-2000:]
+        assert second.wait_for("SUBNET UP", 30, after=offset)
+        failed_over = verify(loaded, run)
+        tables.append(pkey_tables(run))
+        offset = len(second.log_text())
+        back, back_offset = restart_sm(loaded, run, "sm01")
+        assert second.wait_for("Entering STANDBY state", 60, after=offset), second.log_text()[offset:][-2000:]
+        assert back.wait_for("SUBNET UP", 60, after=back_offset), back.log_text()[back_offset:][-2000:]
+        handed_back = verify(loaded, run)
+        tables.append(pkey_tables(run))
+    assert failed_over.facts.as_dict()["master_sm"]["object"] == "sm02 mlx5_0 port 1"
+    assert found(failed_over) == {("sm.standby_missing", "sm01 mlx5_0 port 1")}
+    assert handed_back.findings == [], [f.text for f in handed_back.findings]
+    assert handed_back.facts.as_dict()["master_sm"]["object"] == "sm01 mlx5_0 port 1"
+    assert len(tables[0]) == sum(len(h.ports) for n in loaded.spec.nodes for h in n.hcas)
+    assert tables[1] == tables[0], "the failover changed a PKey table"
+    assert tables[2] == tables[0], "the handover back changed a PKey table"
+
+
+def test_the_returning_sm_stays_standby_only_when_the_spec_gives_it_the_lower_priority(tmp_path: Path) -> None:
+    """OpenSM 3.3.23 has no option that keeps a returning higher-priority SM in standby: priority decides.
+    The spec says "stay standby" by giving the SM that is master now the highest priority; re-applied,
+    the master's opensm.conf says so (sm_priority is re-read on SIGHUP) and the returning SM's too."""
+    loaded = example("rack")
+    text = (EXAMPLES / "rack.yaml").read_text()
+    old = ("- node: sm01\n      priority: 15", "- node: sm02\n      priority: 14")
+    assert all(o in text for o in old)
+    swapped = load_spec_text(
+        text.replace(old[0], "- node: sm01\n      priority: 14").replace(old[1], "- node: sm02\n      priority: 15"),
+        str(tmp_path / "swapped.yaml"),
+    )
+    with twin(loaded, tmp_path / "twin", opensm=notice_a_dead_master_fast) as run:
+        (_m, _p, first), (_n, _q, second) = run.sms[0], run.sms[1]
+        tables = [pkey_tables(run)]
+        offset = len(second.log_text())
+        first.stop()
+        assert second.wait_for("SUBNET UP", 30, after=offset), second.log_text()[offset:][-2000:]
+        for node, (was, now) in {"sm02": (14, 15), "sm01": (15, 14)}.items():  # the swapped spec, re-applied
+            conf = sm_conf(loaded, run, node)
+            assert f"sm_priority {was}\n" in conf.read_text()
+            conf.write_text(conf.read_text().replace(f"sm_priority {was}\n", f"sm_priority {now}\n"))
+        second.signal(signal.SIGHUP)  # what the role's reload does
+        assert wait_until(lambda: master_priority(run) == 15, 60), second.log_text()[-2000:]
+        back, back_offset = restart_sm(loaded, run, "sm01")
+        assert back.wait_for("Entering STANDBY state", 60, after=back_offset), back.log_text()[back_offset:]
+        resweep(second)  # a heavy sweep with sm01 known: where the master would hand over to a greater SM
+        assert "Entering MASTER state" not in back.log_text()[back_offset:]
+        report = verify(swapped, run)
+        tables.append(pkey_tables(run))
+    assert report.findings == [], [f.text for f in report.findings]
+    master = report.facts.as_dict()["master_sm"]
+    assert (master["object"], master["priority"]) == ("sm02 mlx5_0 port 1", 15)
+    assert tables[1] == tables[0], "a PKey table changed"
+
+
 def test_a_qos_table_that_differs_from_the_plan_is_a_qos_finding(tmp_path: Path) -> None:
     def change_sl2vl(opensm_dir: Path) -> None:
         for conf in opensm_dir.glob("*/opensm.*.conf"):
@@ -400,9 +506,76 @@ def test_a_qos_table_that_differs_from_the_plan_is_a_qos_finding(tmp_path: Path)
     loaded = example("qos-partitions")
     with twin(loaded, tmp_path, opensm=change_sl2vl) as run:
         report = verify(loaded, run)
-    assert {check for check, _obj in found(report)} == {"qos.sl2vl"}
-    assert len(report.findings) == len(loaded.spec.nodes)
-    assert all("found SL0-15 -> VL 1,0,2," in f.text for f in report.findings)
+    # the default qos_sl2vl is also the switches' (the spec sets no switch_external/switch_port0 sl2vl)
+    assert {check for check, _obj in found(report)} == {"qos.sl2vl", "qos.switch_sl2vl"}
+    ca = [f for f in report.findings if f.check == "qos.sl2vl"]
+    assert len(ca) == len(loaded.spec.nodes)
+    assert all("found SL0-15 -> VL 1,0,2," in f.text for f in ca)
+    switch = [f for f in report.findings if f.check == "qos.switch_sl2vl"]
+    assert {f.object.split()[0] for f in switch} == set(loaded.topology.switches)
+    assert all(f.observed.endswith(": SL0-15 -> VL 1,0,2,3,4,5,6,7,0,1,2,3,4,5,6,15") for f in switch)
+
+
+FAT_TREE_QOS = """
+qos:
+  enabled: true
+  max_vls: 8
+  sl2vl: "0,1,2,3,4,5,6,7,0,1,2,3,4,5,6,15"
+  vlarb_high: "2:64"
+  vlarb_low: "0:32,1:64,3:16,4:16,5:16,6:16,7:16"
+  switch_external:
+    max_vls: 4
+    vlarb_low: "0:32,1:64,2:64,3:16"
+"""
+
+
+def fat_tree_with_qos(tmp_path: Path) -> LoadedSpec:
+    """The fat-tree example (host-facing and switch-to-switch ports) with QoS tables for the switches."""
+    text = (EXAMPLES / "fat-tree.yaml").read_text()
+    assert "\nqos:" not in text
+    return load_spec_text(text + FAT_TREE_QOS, str(tmp_path / "fat-tree-qos.yaml"))
+
+
+def _checked(report: SectionReport, check: str) -> list[str]:
+    (result,) = [c for c in report.checks if c.id == check]
+    return list(result.objects)
+
+
+def test_the_clean_qos_twin_judges_every_switch_egress_port(tmp_path: Path) -> None:
+    loaded = fat_tree_with_qos(tmp_path)
+    with twin(loaded, tmp_path / "twin") as run:
+        report = verify(loaded, run)
+    assert report.findings == [], [f.text for f in report.findings]
+    cabled = {f"{e.device} port {e.port}" for link in loaded.topology.links for e in (link.a, link.b) if not e.hca}
+    port0 = {f"{name} port 0" for name in loaded.topology.switches}
+    assert set(_checked(report, "qos.switch_sl2vl")) == cabled | port0
+    assert set(_checked(report, "qos.switch_vlarb")) == cabled | port0
+
+
+def test_switch_qos_tables_other_than_the_plan_are_findings_naming_switch_and_port(tmp_path: Path) -> None:
+    def other_switch_tables(opensm_dir: Path) -> None:  # what an opensm.conf edited by hand on the SM might say
+        for conf in opensm_dir.glob("*/opensm.*.conf"):
+            text = conf.read_text()
+            assert "qos_swe_vlarb_low 0:32,1:64,2:64,3:16\n" in text
+            text = text.replace("qos_swe_vlarb_low 0:32,1:64,2:64,3:16", "qos_swe_vlarb_low 0:64,1:32,2:64,3:16")
+            conf.write_text(text + "qos_sw0_sl2vl 0,0,2,3,4,5,6,7,0,1,2,3,4,5,6,15\n")
+
+    loaded = fat_tree_with_qos(tmp_path)
+    with twin(loaded, tmp_path / "twin", opensm=other_switch_tables) as run:
+        report = verify(loaded, run)
+    cabled = {f"{e.device} port {e.port}" for link in loaded.topology.links for e in (link.a, link.b) if not e.hca}
+    port0 = {f"{name} port 0" for name in loaded.topology.switches}
+    assert found(report) == {("qos.switch_vlarb", p) for p in cabled} | {("qos.switch_sl2vl", p) for p in port0}
+    vlarb = [f for f in report.findings if f.check == "qos.switch_vlarb"]
+    assert all(f.observed == "low 0:64,1:32,2:64,3:16" for f in vlarb)
+    assert all(f.expected.startswith("low 0:32,1:64,2:64,3:16 (") for f in vlarb)
+    kinds = {f.expected.split("(")[1] for f in vlarb}
+    assert kinds == {"host-facing port, qos_swe_*)", "switch-to-switch port, qos_swe_*)"}
+    sl2vl = [f for f in report.findings if f.check == "qos.switch_sl2vl"]
+    assert all(f.expected.endswith("(port 0, qos_sw0_*)") for f in sl2vl)
+    # OpenSM sets only the row from port 0 into port 0 from qos_sw0_*; the rows from the external ports: qos_swe_*
+    assert all(f.observed == "from port 0: SL0-15 -> VL 0,0,2,3,4,5,6,7,0,1,2,3,4,5,6,15" for f in sl2vl)
+    assert report.exit_code != 0
 
 
 def test_verify_through_ansible_on_localhost_finds_what_a_local_run_finds(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ Batch 2 (concurrently): ``iblinkinfo --load-cache F -l`` (state, physical state,
   after reading), ``sminfo`` (the master as this port sees it) and the PKey-table probe for every CA port
   (one process, :mod:`ibprov.verify.collect.pkeytables`).
 Batch 3 (concurrently, at most 6 at a time): per SM port ``sminfo <lid>``; ``smpquery pkeys <lid> <port>``
-  for a port the probe could not read; with QoS on, ``smpquery sl2vl`` and ``smpquery vlarb`` per CA port.
+  for a port the probe could not read; with QoS on, ``smpquery sl2vl`` and ``smpquery vlarb`` per CA port
+  and per switch egress port (port 0 and every connected external port; on a fabric with more than
+  :data:`SWITCH_QOS_BUDGET` of them, a sample per switch: see :func:`switch_qos_ports`).
 Soak: wait until ``soak`` seconds have passed since the clear, then ``ibqueryerrors --load-cache F``
   again: what it reports is what accumulated during the soak.
 
@@ -22,6 +24,7 @@ import binascii
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ibprov.errors import CollectError
 from ibprov.verify.collect import ParseError, collector, pkeytables
@@ -41,7 +44,7 @@ from ibprov.verify.fabric.observation import (
 )
 from ibprov.verify.runner import CommandResult, Runner
 
-__all__ = ["Clock", "collect"]
+__all__ = ["SWITCH_QOS_BUDGET", "Clock", "collect", "switch_qos_ports"]
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,38 @@ def _ca_ports(obs: Observation) -> list[tuple[PortRef, int, int]]:
     ]
 
 
+SWITCH_QOS_BUDGET = 256  # switch egress ports whose QoS tables are all read; above it, a sample per switch
+
+
+def switch_qos_ports(obs: Observation, budget: int = SWITCH_QOS_BUDGET) -> tuple[list[tuple[PortRef, int]], int]:
+    """(port, switch LID) of the switch egress ports whose SL2VL and VLArb tables are read, and how many
+    egress ports there are: port 0 and every external port with a cable. ``smpquery sl2vl LID OUT`` reads
+    one MAD per ingress port (37 on a 36-port switch), so above ``budget`` ports only a sample is read: per
+    switch, port 0, its lowest-numbered host-facing port and its lowest-numbered switch-to-switch port.
+    OpenSM programs every external port of a switch from the one qos_swe_* set, so a wrong set shows on
+    any of them; what a sample cannot see is one port the switch did not take the tables on."""
+    cabled: dict[int, dict[int, str]] = {}  # switch GUID -> external port -> peer type
+    for link in obs.links:
+        for end, peer in ((link.a, link.b), (link.b, link.a)):
+            node, other = obs.nodes.get(end.node_guid), obs.nodes.get(peer.node_guid)
+            if node is not None and other is not None and node.type == "SW" and end.port:
+                cabled.setdefault(node.guid, {})[end.port] = other.type
+    switches = sorted((n for n in obs.nodes.values() if n.type == "SW" and n.lid), key=lambda n: n.guid)
+    everything = [(PortRef(n.guid, p), n.lid or 0) for n in switches for p in [0, *sorted(cabled.get(n.guid, {}))]]
+    if len(everything) <= budget:
+        return everything, len(everything)
+    sample = []
+    for n in switches:
+        ports = cabled.get(n.guid, {})
+        host = [p for p, kind in sorted(ports.items()) if kind != "SW"][:1]
+        inter = [p for p, kind in sorted(ports.items()) if kind == "SW"][:1]
+        sample += [(PortRef(n.guid, p), n.lid or 0) for p in [0, *host, *inter]]
+    return sample, len(everything)
+
+
+Job = tuple[str, PortRef, int | None, tuple[str, ...]]  # (collector, port, CA port GUID, argv)
+
+
 def _per_port(
     obs: Observation,
     runner: Runner,
@@ -166,7 +201,7 @@ def _per_port(
     ca_ports: list[tuple[PortRef, int, int]],
     tables: dict[tuple[int, int], pkeytables.PortPkeys],
 ) -> None:
-    jobs: list[tuple[str, PortRef, int | None, tuple[str, ...]]] = []
+    jobs: list[Job] = []
     for sm_lid, sm_ref in sorted(sm_targets.items()):
         jobs.append(("sminfo", sm_ref, None, ("sminfo", str(sm_lid))))
     ops = ("sl2vl", "vlarb") if qos else ()
@@ -177,22 +212,35 @@ def _per_port(
         else:  # the one-process probe could not read this port: ask smpquery, as an admin would
             jobs.append(("smpquery pkeys", ref, port_guid, ("smpquery", "pkeys", str(lid), str(ref.port))))
         jobs += [(f"smpquery {op}", ref, port_guid, ("smpquery", op, str(lid), str(ref.port))) for op in ops]
+    if qos:
+        switch_ports, total = switch_qos_ports(obs)
+        obs.switch_qos_ports = (len(switch_ports), total)
+        for ref, lid in switch_ports:
+            jobs += [(f"smpquery {op}", ref, None, ("smpquery", op, str(lid), str(ref.port))) for op in ops]
     results = runner.run_batch([argv for *_, argv in jobs], parallel=True)
     for (name, ref, guid, _argv), result in zip(jobs, results, strict=True):
         if not collector(name).succeeded(result.returncode):
             if name != "sminfo":  # a port with the IsSM bit whose SM just stopped answers nothing
                 obs.failures.append(QueryFailure(ref, name, result.reason()))
             continue
-        parsed = collector(name).parse(result.stdout)
-        if name == "sminfo":
-            state = parsed.state_name.removeprefix("SMINFO_")
-            obs.sms.append(ObservedSm(ref, parsed.guid, parsed.lid, parsed.priority, state, parsed.activity_count))
-        elif name == "smpquery pkeys" and guid is not None:
-            obs.pkeys[guid] = parsed.pkeys
-        elif name == "smpquery sl2vl" and guid is not None:
-            obs.sl2vl[guid] = parsed.rows[0][2] if parsed.rows else ()
-        elif guid is not None:
-            obs.vlarb[guid] = (parsed.high, parsed.low)
+        _record(obs, name, ref, guid, collector(name).parse(result.stdout))
+
+
+def _record(obs: Observation, name: str, ref: PortRef, guid: int | None, parsed: Any) -> None:
+    """Put one per-port query's parsed answer into the observation."""
+    if name == "sminfo":
+        state = parsed.state_name.removeprefix("SMINFO_")
+        obs.sms.append(ObservedSm(ref, parsed.guid, parsed.lid, parsed.priority, state, parsed.activity_count))
+    elif name == "smpquery pkeys" and guid is not None:
+        obs.pkeys[guid] = parsed.pkeys
+    elif name == "smpquery sl2vl" and guid is not None:
+        obs.sl2vl[guid] = parsed.rows[0][2] if parsed.rows else ()
+    elif name == "smpquery sl2vl":  # a switch port: one row per ingress port into this egress port
+        obs.switch_sl2vl[ref] = tuple((row_in, vls) for row_in, row_out, vls in parsed.rows if row_out == ref.port)
+    elif guid is not None:
+        obs.vlarb[guid] = (parsed.high, parsed.low)
+    elif parsed.low_cap is not None:  # a base switch port 0 has no VLArb tables: nothing to judge
+        obs.switch_vlarb[ref] = (parsed.high, parsed.low)
 
 
 def _pkey_tables(result: CommandResult) -> dict[tuple[int, int], pkeytables.PortPkeys]:

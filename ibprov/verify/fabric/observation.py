@@ -104,6 +104,12 @@ class Observation:
     vlarb: dict[int, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]] = field(
         default_factory=dict
     )  # CA port GUID -> (high, low) (VL, weight) entries
+    # switch egress port -> (in port, VL of SL 0..15) per ingress port, as ``smpquery sl2vl LID OUT`` shows it
+    switch_sl2vl: dict[PortRef, tuple[tuple[int, tuple[int, ...]], ...]] = field(default_factory=dict)
+    switch_vlarb: dict[PortRef, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]] = field(
+        default_factory=dict
+    )  # switch port -> (high, low) (VL, weight) entries; absent for a port without VLArb tables (base port 0)
+    switch_qos_ports: tuple[int, int] = (0, 0)  # switch ports whose QoS tables were read, of those that could be
     failures: list[QueryFailure] = field(default_factory=list)
     from_port: str | None = None  # the port the diags ran from
 

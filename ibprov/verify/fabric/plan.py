@@ -21,7 +21,7 @@ from ibprov.spec.types import Endpoint
 from ibprov.twin.limits import LinkStandIn, TwinLimits
 from ibprov.verify.fabric.observation import ObservedNode, PortRef
 
-__all__ = ["Plan", "PlannedSm", "build_plan", "endpoint_name"]
+__all__ = ["SWITCH_QOS_CLASSES", "Plan", "PlannedSm", "build_plan", "endpoint_name"]
 
 _TIER = {"leaf": 0, "spine": 1, "core": 2}
 
@@ -59,6 +59,8 @@ class Plan:
     thresholds: Mapping[str, int]
     notes: tuple[str, ...] = ()
     twin: TwinLimits | None = None  # the fabric is the twin: what it runs instead of the plan
+    # switch port class (switch_port0, switch_external) -> its tables, when QoS is on
+    switch_qos: Mapping[str, QosTables] = field(default_factory=dict)
     _switch_by_guid: dict[int, str] = field(default_factory=dict, repr=False)
     _ca_by_port_guid: dict[int, Endpoint] = field(default_factory=dict, repr=False)
     _hca_by_node_guid: dict[int, tuple[str, str]] = field(default_factory=dict, repr=False)
@@ -199,18 +201,30 @@ def _resolve(loaded: LoadedSpec, book: GuidBook, fabric: Iterable[ObservedNode])
     return resolved, [note]
 
 
-def _qos_tables(loaded: LoadedSpec) -> QosTables | None:
-    """The tables OpenSM gives CA ports: qos_ca_* where set, else the default qos_* set."""
+SWITCH_QOS_CLASSES = ("switch_port0", "switch_external")  # qos_sw0_*, qos_swe_* (the spec's qos: names)
+
+
+def _qos_tables(loaded: LoadedSpec, port_class: str = "ca") -> QosTables | None:
+    """The tables OpenSM gives one class of port (``ca``, ``switch_port0``, ``switch_external``): its
+    qos_<class>_* values where set, else the default qos_* set (OpenSM's qos_build_config)."""
     qos = loaded.spec.qos
     if not qos.enabled:
         return None
-    ca = qos.ca
+    own: QosTables | None = getattr(qos, port_class)
     return QosTables(
-        max_vls=ca.max_vls if ca and ca.max_vls else qos.max_vls,
-        sl2vl=ca.sl2vl if ca and ca.sl2vl else qos.sl2vl,
-        vlarb_high=ca.vlarb_high if ca and ca.vlarb_high else qos.vlarb_high,
-        vlarb_low=ca.vlarb_low if ca and ca.vlarb_low else qos.vlarb_low,
+        max_vls=own.max_vls if own and own.max_vls else qos.max_vls,
+        sl2vl=own.sl2vl if own and own.sl2vl else qos.sl2vl,
+        vlarb_high=own.vlarb_high if own and own.vlarb_high else qos.vlarb_high,
+        vlarb_low=own.vlarb_low if own and own.vlarb_low else qos.vlarb_low,
     )
+
+
+def _switch_qos(loaded: LoadedSpec) -> dict[str, QosTables]:
+    """Per switch port class, its planned tables; none when QoS is off. (torus-2QoS, the one routing engine
+    that rewrites these tables itself, is refused by validate.)"""
+    if not loaded.spec.qos.enabled:
+        return {}
+    return {c: t for c in SWITCH_QOS_CLASSES if (t := _qos_tables(loaded, c)) is not None}
 
 
 def build_plan(
@@ -245,6 +259,7 @@ def build_plan(
         pkeys=MappingProxyType(pkeys),
         partition_names=MappingProxyType(names),
         qos=_qos_tables(loaded),
+        switch_qos=MappingProxyType(_switch_qos(loaded)),
         thresholds=MappingProxyType({str(k): v for k, v in spec.acceptance.error_thresholds.items()}),
         notes=tuple(notes),
         twin=twin,

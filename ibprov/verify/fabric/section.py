@@ -67,6 +67,12 @@ def check_observation(
         notes.append(f"synthetic GUIDs stand in for {len(plan.book.synthetic)} devices (twin)")
     if obs.from_port:
         notes.append(f"diags ran from {obs.from_port}")
+    read, total = obs.switch_qos_ports
+    if read < total:
+        notes.append(
+            f"switch QoS tables read on {read} of {total} switch egress ports (a sample: per switch port 0, "
+            "one host-facing and one switch-to-switch port; OpenSM gives every external port the same tables)"
+        )
     return SectionReport(
         name="fabric",
         title=TITLE,

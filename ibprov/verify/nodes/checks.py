@@ -49,7 +49,8 @@ UNREACHABLE = Check(
     "node.unreachable",
     "Every planned host answers through Ansible",
     Severity.ERROR,
-    "check that the host is up, its address and SSH user in the spec/inventory, and `ansible HOST -m ping`",
+    "check that the host is up, its address and SSH user in the spec/inventory, and "
+    "`ansible HOST -i INVENTORY -m ping` (the finding names the inventory verify used)",
     _all_hosts,
     object_kind="the host",
 )
@@ -127,14 +128,21 @@ STRAY_SM = Check(
 )
 
 
+def _unreachable_fix(plan: NodePlan, host: str) -> str | None:
+    """The fix naming the inventory verify used, as a command to paste (None: the generic fix)."""
+    ping = plan.ping.get(host)
+    if ping is None:
+        return None
+    return f"check that the host is up, its address and SSH user in the spec/inventory, and `{ping}`"
+
+
 def _unreachable(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     out = []
     for host in plan.hosts:
         obs = hosts.get(host)
-        if obs is None:
-            out.append(UNREACHABLE.finding(host, "reachable", "not collected"))
-        elif obs.error is not None:
-            out.append(UNREACHABLE.finding(host, "reachable", obs.error))
+        error = "not collected" if obs is None else obs.error
+        if error is not None:
+            out.append(UNREACHABLE.finding(host, "reachable", error, fix=_unreachable_fix(plan, host)))
     return out
 
 

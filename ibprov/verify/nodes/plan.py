@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ibprov.discover.hosts import NON_HOST_KINDS as NON_HOST_GROUPS
 from ibprov.discover.hosts import PLACEHOLDER_DEVICE as PLACEHOLDER
@@ -13,7 +15,7 @@ from ibprov.spec.types import Endpoint
 from ibprov.spec.units import data_rate_gbps
 from ibprov.twin.limits import TwinLimits
 
-__all__ = ["NodePlan", "PlannedPort", "build_node_plan"]
+__all__ = ["NodePlan", "PlannedPort", "build_node_plan", "ping_commands"]
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,37 @@ class NodePlan:
     ipoib: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # host -> interface -> "addr/prefix"
     on_files: frozenset[str] = frozenset()  # what is judged on its configuration files (the twin: memlock, ipoib)
     unseen: frozenset[str] = frozenset()  # what the hosts cannot show at all (the twin: firmware)
+    ping: Mapping[str, str] = field(default_factory=dict)  # host -> the `ansible ... -m ping` to paste
 
 
-def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> NodePlan:
+def ping_commands(hosts: tuple[str, ...], inventory: Mapping[str, Any] | str | None) -> dict[str, str]:
+    """Per host, the ad-hoc ping an admin can paste to see why Ansible cannot reach it, naming the inventory
+    verify used: ``-i DIR`` for an inventory path; for the inventory built from the spec's addresses (a
+    mapping) the host's address and user as an inline inventory (``-i 'ADDRESS,' -u USER``)."""
+    if inventory is None:
+        return {}
+    if isinstance(inventory, str):
+        return {h: f"ansible {shlex.quote(h)} -i {shlex.quote(inventory)} -m ping" for h in hosts}
+    entries: Mapping[str, Any] = inventory.get("all", {}).get("hosts", {}) or {}
+    out = {}
+    for host in hosts:
+        entry = entries.get(host) or {}
+        if entry.get("ansible_connection") == "local":
+            out[host] = f"ansible {shlex.quote(host)} -i {shlex.quote(host + ',')} -c local -m ping"
+            continue
+        address = str(entry.get("ansible_host") or host)
+        user = entry.get("ansible_user")
+        by_user = f" -u {shlex.quote(str(user))}" if user else ""
+        out[host] = f"ansible all -i {shlex.quote(address + ',')}{by_user} -m ping"
+    return out
+
+
+def build_node_plan(
+    loaded: LoadedSpec, *, twin: TwinLimits | None = None, inventory: Mapping[str, Any] | str | None = None
+) -> NodePlan:
     """What every host should show; ``twin``: the hosts are the twin's (ports judged at its rates; only the
-    nodes it gave a container are hosts, the others are simulated HCAs with nothing to log in to)."""
+    nodes it gave a container are hosts, the others are simulated HCAs with nothing to log in to);
+    ``inventory``: what the hosts are reached through (named in the unreachable hint)."""
     from ibprov.render.inventory import ipoib_vars
 
     spec = loaded.spec
@@ -122,4 +150,5 @@ def build_node_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> No
         ipoib=ipoib,
         on_files=frozenset(twin.judged_on_files) if twin is not None else frozenset(),
         unseen=frozenset(twin.unseen) if twin is not None and twin.containers else frozenset(),
+        ping=ping_commands(tuple(n.name for n in nodes), inventory),
     )

@@ -31,7 +31,7 @@ def verify_nodes(loaded: LoadedSpec, collector: NodeCollector, *, twin: TwinLimi
     hosts are the twin's, judged by what it can show (and the report says what it cannot)."""
     started = utc_now_text()
     t0 = time.monotonic()
-    plan = build_node_plan(loaded, twin=twin)
+    plan = build_node_plan(loaded, twin=twin, inventory=getattr(collector, "inventory", None))
     hosts = collector.collect(plan.hosts)
     return check_nodes(
         plan,

@@ -26,6 +26,13 @@ def test_design_prints_the_plan() -> None:
         "spine:     25 down, 15 free",
         "cables:    100 host-leaf, 100 leaf-spine (200 in all)",
         "blocking:  1:1 at the leaves",
+        "bill of materials:",
+        "  switches:     9 x 40-port (5 leaf, 4 spine)",
+        "  host-leaf:    100 copper cables",
+        "  leaf-spine:   100 optical cables, 200 transceivers",
+        "  transceivers: 200 (2 per optical cable)",
+        "  free ports:   0 on the leaf switches, 60 on the spine switches",
+        "  cost:         no prices given (--prices FILE): counts only",
     ]
 
 

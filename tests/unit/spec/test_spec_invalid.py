@@ -438,7 +438,19 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
     (
         "switch-named-like-a-node",
         edit(("fabric:\n", "  - {name: node02, role: spine, ports: 8}\nfabric:\n")),
-        ["28:12: switches[1].name: node02 is both a node and a switch"],
+        [
+            "28:12: switches[1].name: node02 is both a node and a switch",
+            "28:12: switches[1].name: switch node02 has no cable: no subnet manager can reach it; cable it "
+            "(fabric.links or fabric.fat_tree) or remove it",
+        ],
+    ),
+    (
+        "switch-without-cable",  # found by the property test: the twin ran it alone, verify would miss it
+        edit(("fabric:\n", "  - {name: leaf09, role: leaf, ports: 8}\nfabric:\n")),
+        [
+            "28:12: switches[1].name: switch leaf09 has no cable: no subnet manager can reach it; cable it "
+            "(fabric.links or fabric.fat_tree) or remove it"
+        ],
     ),
     (
         "node-named-like-a-group",

@@ -99,7 +99,7 @@ def test_the_page_is_self_contained_and_escapes_what_it_shows() -> None:
     assert not {"script", "link", "img", "iframe"} & set(parser.tags), "no script, no external asset"
     assert "a &lt;b&gt;note&lt;/b&gt; &amp; more" in html
     text = " ".join(parser.parts)
-    assert "FAIL: 3 findings (3 error); 29 checks over" in text
+    assert "FAIL: 3 findings (3 error); 32 checks over" in text
     assert "node01 mlx5_0 port 1" in text
     assert "leaf01 port 9" in text
 
@@ -130,14 +130,14 @@ def test_chromium_shows_the_summary_findings_facts_and_notes(tmp_path: Path) -> 
     parser = _Text()
     parser.feed(dom)
     shown = " ".join(" ".join(parser.parts).split())
-    assert "FAIL: 3 findings (3 error); 29 checks over" in shown
+    assert "FAIL: 3 findings (3 error); 32 checks over" in shown
     assert shown.count("cabling.miswire") >= 2, "in the findings of the report and of its section"
     assert "planned leaf01 port 1, found leaf01 port 9" in shown
     assert "move the cable from the found port to the planned one" in shown
     assert "1 switch, 6 channel adapters, 6 links; master SM sm01 mlx5_0 port 1 (priority 15)" in shown
     assert "6 of 6 hosts answered" in shown
     assert "a <b>note</b> & more" in shown, "notes shown as text, never as markup"
-    assert dom.count('class="check"') == 29
+    assert dom.count('class="check"') == 32
     assert shot.stat().st_size > 20_000, "a real screenshot of the page"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -7,12 +7,12 @@ ids in ``CHECKS``; :data:`FAMILIES` is the section's catalogue, run by :func:`ib
 from __future__ import annotations
 
 from ibprov.verify.checking import CheckFamily
-from ibprov.verify.fabric.checks import cabling, counters, incomplete, links, pkeys, qos, sm
+from ibprov.verify.fabric.checks import cabling, counters, incomplete, links, pkeys, qos, rails, sm
 from ibprov.verify.fabric.observation import Observation
 from ibprov.verify.fabric.plan import Plan
 
 __all__ = ["FAMILIES"]
 
 FAMILIES: tuple[CheckFamily[Plan, Observation], ...] = tuple(
-    CheckFamily(module.check, module.CHECKS) for module in (cabling, links, counters, sm, pkeys, qos, incomplete)
+    CheckFamily(module.check, module.CHECKS) for module in (cabling, rails, links, counters, sm, pkeys, qos, incomplete)
 )
