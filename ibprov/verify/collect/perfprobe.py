@@ -40,10 +40,6 @@ class PortProbe:
     pcie: str | None = None  # "16.0 GT/s PCIe x16"
 
     @property
-    def active(self) -> bool | None:
-        return None if self.state is None else self.state.endswith("ACTIVE")
-
-    @property
     def rate_gbps(self) -> float | None:
         """The data rate the port trained to (after line encoding), or None when sysfs did not say."""
         return rate_gbps(self.rate) if self.rate else None

@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING
 from ibprov.verify.runner import SCRATCH, LocalRunner
 
 if TYPE_CHECKING:
+    from ibprov.spec import LoadedSpec
+    from ibprov.twin.limits import TwinLimits
+    from ibprov.verify.runner import Runner
     from ibprov.verify.sections import VerifyOptions
 
-__all__ = ["CACHE", "DISCOVER", "diag_env", "prestart"]
+__all__ = ["CACHE", "DISCOVER", "diag_env", "diag_runner", "prestart"]
 
 CACHE = f"{SCRATCH}/fabric.cache"
 DISCOVER = ("ibnetdiscover", "--cache", CACHE)
@@ -30,3 +33,25 @@ def prestart(options: VerifyOptions) -> LocalRunner | None:
     runner = LocalRunner(env=diag_env(options))
     runner.prefetch(DISCOVER)
     return runner
+
+
+def diag_runner(loaded: LoadedSpec, options: VerifyOptions, started: object = None) -> tuple[Runner, TwinLimits | None]:
+    """Where the diags run, for every section that reads the fabric (fabric, perf's LFTs): the twin rack's
+    probe HCA on this host (``--target twin``, with its limits), ``--via HOST`` through Ansible, the runner
+    prestart made, or this host. The caller closes the runner."""
+    from ibprov.twin.limits import read_limits
+
+    twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
+    if options.target == "twin":  # diags on this host as one of the rack's HCAs (ibsim remote mode)
+        from ibprov.twin.rack import load_state
+
+        state = load_state(loaded)
+        return LocalRunner(env=state.diag_env(state.probe_host())), state.limits
+    if options.via is not None:
+        from ibprov.run.inventory import host_inventory
+        from ibprov.verify.runner import AnsibleRunner
+
+        return AnsibleRunner(options.via, host_inventory(loaded, options.via), env=diag_env(options)), twin
+    if isinstance(started, LocalRunner):
+        return started, twin
+    return LocalRunner(env=diag_env(options)), twin

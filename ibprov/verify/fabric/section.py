@@ -13,15 +13,15 @@ from typing import Any
 from ibprov.render.guids import GuidBook
 from ibprov.report.model import SectionReport, utc_now_text
 from ibprov.spec import LoadedSpec
-from ibprov.twin.limits import TwinLimits, read_limits
+from ibprov.twin.limits import TwinLimits
 from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.collect import Clock, collect
-from ibprov.verify.fabric.commands import diag_env
+from ibprov.verify.fabric.commands import diag_runner
 from ibprov.verify.fabric.facts import SCHEMA, fabric_facts
 from ibprov.verify.fabric.observation import Observation
 from ibprov.verify.fabric.plan import Plan, build_plan
-from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
+from ibprov.verify.runner import Runner
 from ibprov.verify.sections import Section, VerifyOptions
 
 __all__ = ["SECTION", "TITLE", "check_observation", "verify_fabric"]
@@ -87,22 +87,8 @@ def check_observation(
 
 def _run(loaded: LoadedSpec, options: VerifyOptions, started: Any) -> SectionReport:
     """The section as the CLI runs it: on this host (the runner prestart made, which has started the
-    discovery), or on ``--via HOST`` through Ansible."""
-    from ibprov.run.inventory import host_inventory
-
-    runner: Runner
-    twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
-    if options.target == "twin":  # the twin rack: diags on this host as one of its HCAs (ibsim remote mode)
-        from ibprov.twin.rack import load_state
-
-        state = load_state(loaded)
-        runner, twin = LocalRunner(env=state.diag_env(state.probe_host())), state.limits
-    elif options.via is not None:
-        runner = AnsibleRunner(options.via, host_inventory(loaded, options.via), env=diag_env(options))
-    elif isinstance(started, LocalRunner):
-        runner = started
-    else:
-        runner = LocalRunner(env=diag_env(options))
+    discovery), on ``--via HOST`` through Ansible, or on the twin rack (:func:`diag_runner`)."""
+    runner, twin = diag_runner(loaded, options, started)
     try:
         return verify_fabric(
             loaded, runner, soak=options.soak, synthetic_guids=options.synthetic_guids or twin is not None, twin=twin

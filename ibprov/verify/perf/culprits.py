@@ -31,7 +31,6 @@ class Suspect:
     failed: int
     total: int  # pairs this object took part in
     kind: str  # "port" or "link"
-    pairs: tuple[Pair, ...] = ()  # the failing pairs
 
     @property
     def text(self) -> str:
@@ -57,7 +56,7 @@ def suspects(verdicts: Mapping[Pair, bool], paths: Mapping[Pair, Sequence[LinkDi
         for end, pairs in taking.items():
             bad = [p for p in pairs if not verdicts[p]]
             if len(pairs) >= 2 and len(bad) == len(pairs):
-                out.append(Suspect(port_name(end), len(bad), len(pairs), "port", tuple(bad)))
+                out.append(Suspect(port_name(end), len(bad), len(pairs), "port"))
     routed = [p for p in failing if p in paths]
     if len(routed) >= 2:
         cables = {p: {_cable(d) for d in paths[p]} for p in verdicts if p in paths}
@@ -68,7 +67,7 @@ def suspects(verdicts: Mapping[Pair, bool], paths: Mapping[Pair, Sequence[LinkDi
             shared -= cables.get(pair, set())
         for cable in sorted(shared):
             total = sum(1 for p in cables if cable in cables[p])
-            out.append(Suspect(cable, len(routed), total, "link", tuple(routed)))
+            out.append(Suspect(cable, len(routed), total, "link"))
     return out
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from ibprov.report.model import Cell, Matrix
 from ibprov.verify.perf.checks import line_rate, run_object, run_verdict, tcp_object
 from ibprov.verify.perf.observation import PerfObservation
-from ibprov.verify.perf.plan import PerfPlan
+from ibprov.verify.perf.plan import PerfPlan, PerfTest
+from ibprov.verify.perf.schedule import Pair
 
 __all__ = ["SCHEMA", "PerfFacts", "perf_facts"]
 
@@ -54,7 +55,19 @@ SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["client", "server", "test", "round", "status", "value", "unit", "limit", "reason"],
+                "required": [
+                    "client",
+                    "server",
+                    "test",
+                    "round",
+                    "status",
+                    "value",
+                    "unit",
+                    "limit",
+                    "reason",
+                    "attempts",
+                    "seconds",
+                ],
                 "additionalProperties": False,
                 "properties": {
                     "client": _STR,
@@ -66,6 +79,8 @@ SCHEMA: dict[str, Any] = {
                     "unit": {"enum": ["us", "Gb/s"]},
                     "limit": _NUM_OR_NULL,
                     "reason": _STR,
+                    "attempts": _COUNT,
+                    "seconds": {"type": "number", "minimum": 0},
                 },
             },
         },
@@ -73,13 +88,14 @@ SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["client", "server", "status", "gbps", "over", "reason"],
+                "required": ["client", "server", "status", "gbps", "retransmits", "over", "reason"],
                 "additionalProperties": False,
                 "properties": {
                     "client": _STR,
                     "server": _STR,
                     "status": {"enum": ["ok", "failed", "skipped"]},
                     "gbps": _NUM_OR_NULL,
+                    "retransmits": {"type": ["integer", "null"]},
                     "over": _STR,
                     "reason": _STR,
                 },
@@ -94,19 +110,28 @@ class PerfFacts:
     plan: PerfPlan
     obs: PerfObservation
 
-    def _limit(self, test_name: str, pair: Any) -> float | None:
-        test = next(t for t in self.plan.tests if t.name == test_name)
+    def _limit(self, test: PerfTest, pair: Pair) -> float | None:
+        """The pass threshold of ``test`` for ``pair``: its latency limit, or fraction x the pair's line rate."""
         if test.kind == "lat":
             return test.limit_us
         rate, _ = line_rate(self.plan, self.obs, pair)
         return round(self.plan.bandwidth_fraction * rate, 3) if rate is not None else None
 
-    def as_dict(self) -> dict[str, Any]:
-        s = self.plan.schedule
-        kinds = {t.name: t.kind for t in self.plan.tests}
+    def _counts(self) -> dict[str, Any]:
         runs = Counter(r.status for r in self.obs.runs)
         tcp = Counter(t.status for t in self.obs.tcp)
         reached = [n for n, st in self.obs.nodes.items() if st.reached]
+        return {
+            "nodes": len(self.plan.nodes),
+            "nodes_reached": len(reached),
+            "nodes_with_rdma": sum(1 for n in reached if (p := self.obs.nodes[n].probe) is not None and p.devices),
+            "runs": {k: runs.get(k, 0) for k in ("ok", "failed", "skipped")},
+            "tcp": {k: tcp.get(k, 0) for k in ("ok", "failed", "skipped")},
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        s = self.plan.schedule
+        tests = {t.name: t for t in self.plan.tests}
         return {
             "schedule": {
                 "kind": s.kind,
@@ -116,11 +141,7 @@ class PerfFacts:
                 "coverage_percent": round(s.coverage.percent, 1) if s.coverage is not None else None,
                 "lower_bound": s.lower_bound,
             },
-            "nodes": len(self.plan.nodes),
-            "nodes_reached": len(reached),
-            "nodes_with_rdma": sum(1 for n in reached if (p := self.obs.nodes[n].probe) is not None and p.devices),
-            "runs": {k: runs.get(k, 0) for k in ("ok", "failed", "skipped")},
-            "tcp": {k: tcp.get(k, 0) for k in ("ok", "failed", "skipped")},
+            **self._counts(),
             "results": [
                 {
                     "client": str(r.pair.client),
@@ -129,9 +150,11 @@ class PerfFacts:
                     "round": r.round,
                     "status": r.status,
                     "value": r.value,
-                    "unit": "us" if kinds.get(r.test) == "lat" else "Gb/s",
-                    "limit": self._limit(r.test, r.pair),
+                    "unit": "us" if tests[r.test].kind == "lat" else "Gb/s",
+                    "limit": self._limit(tests[r.test], r.pair),
                     "reason": r.reason,
+                    "attempts": r.attempts,
+                    "seconds": round(r.seconds, 3),
                 }
                 for r in self.obs.runs
             ],
@@ -141,6 +164,7 @@ class PerfFacts:
                     "server": t.pair.server.device,
                     "status": t.status,
                     "gbps": t.gbps,
+                    "retransmits": t.retransmits,
                     "over": t.over,
                     "reason": t.reason,
                 }
@@ -149,11 +173,11 @@ class PerfFacts:
         }
 
     def lines(self) -> list[str]:
-        d = self.as_dict()
-        s = d["schedule"]
-        head = f"{s['kind']} schedule: {s['rounds']} round(s), {s['pairs']} pairs"
-        if s["coverage_percent"] is not None:
-            head += f", link coverage {s['coverage_percent']:.1f} %"
+        s = self.plan.schedule
+        head = f"{s.kind} schedule: {len(s.rounds)} round(s), {len(s.pairs)} pairs"
+        if s.coverage is not None:
+            head += f", link coverage {s.coverage.percent:.1f} %"
+        d = self._counts()
         runs, tcp = d["runs"], d["tcp"]
         out = [
             head,
@@ -166,52 +190,49 @@ class PerfFacts:
 
     # ------------------------------------------------------------------------------------ HTML report
     def matrices(self) -> list[Matrix]:
-        """One node x node matrix per test (clients are rows), and one for the TCP probe."""
+        """One node x node matrix per test (clients are rows), and one for the TCP probe. A bandwidth matrix's
+        colour scale is its lowest pair threshold."""
         out = []
         for test in self.plan.tests:
+            unit = "us" if test.kind == "lat" else "Gb/s"
             cells: dict[tuple[str, str], Cell] = {}
+            limits = []
             for run in self.obs.runs:
                 if run.test != test.name:
                     continue
                 verdict = run_verdict(self.plan, self.obs, run, test)
                 status = "skipped" if verdict is None else "pass" if verdict else "fail"
-                limit = self._limit(test.name, run.pair)
-                unit = "us" if test.kind == "lat" else "Gb/s"
+                limit = self._limit(test, run.pair)
                 text = f"{run_object(run.pair, test)}: " + (
                     f"{run.value:g} {unit}" if run.value is not None else (run.reason or run.status)
                 )
-                if limit is not None and run.value is not None:
-                    text += f" (limit {'<=' if test.kind == 'lat' else '>='} {limit:g} {unit})"
+                if limit is not None:
+                    limits.append(limit)
+                    if run.value is not None:
+                        text += f" (limit {'<=' if test.kind == 'lat' else '>='} {limit:g} {unit})"
                 key = (run.pair.client.device, run.pair.server.device)
                 if key not in cells or status == "fail":
                     cells[key] = Cell(run.value, status, text)
-            out.append(self._matrix(test.name, "us" if test.kind == "lat" else "Gb/s", cells, test.kind == "bw"))
+            out.append(self._matrix(test.name, unit, cells, test.kind == "bw", min(limits, default=None)))
         if self.plan.tcp.enabled and self.obs.tcp:
-            cells = {}
+            tcp_cells = {}
+            low = self.plan.tcp.min_gbps
             for t in self.obs.tcp:
                 status = {"ok": "pass", "failed": "fail"}.get(t.status, "skipped")
-                if t.status == "ok" and self.plan.tcp.min_gbps is not None and (t.gbps or 0) < self.plan.tcp.min_gbps:
+                if t.status == "ok" and low is not None and (t.gbps or 0) < low:
                     status = "fail"
                 value = f"{t.gbps:g} Gb/s" if t.gbps is not None else t.reason
-                cells[(t.pair.client.device, t.pair.server.device)] = Cell(
+                tcp_cells[(t.pair.client.device, t.pair.server.device)] = Cell(
                     t.gbps, status, f"{tcp_object(t.pair)}: {value} over {t.over}"
                 )
-            out.append(self._matrix("TCP probe (iperf3)", "Gb/s", cells, True, self.plan.tcp.min_gbps))
+            out.append(self._matrix("TCP probe (iperf3)", "Gb/s", tcp_cells, True, low))
         return out
 
     def _matrix(
-        self, title: str, unit: str, cells: dict[tuple[str, str], Cell], higher: bool, limit: float | None = None
+        self, title: str, unit: str, cells: dict[tuple[str, str], Cell], higher: bool, limit: float | None
     ) -> Matrix:
-        nodes = self.plan.nodes
-        rows = tuple(n for n in nodes if any(k[0] == n for k in cells))
-        cols = tuple(n for n in nodes if any(k[1] == n for k in cells))
-        if limit is None:
-            test = next((t for t in self.plan.tests if t.name == title), None)
-            limit = test.limit_us if test is not None and test.kind == "lat" else None
-            if test is not None and test.kind == "bw":
-                limits = [self._limit(title, r.pair) for r in self.obs.runs if r.test == title]
-                known = [x for x in limits if x is not None]
-                limit = min(known) if known else None
+        rows = tuple(n for n in self.plan.nodes if any(k[0] == n for k in cells))
+        cols = tuple(n for n in self.plan.nodes if any(k[1] == n for k in cells))
         return Matrix(title, unit, rows, cols, cells, higher, limit)
 
     def details(self) -> list[tuple[str, list[str]]]:

@@ -52,10 +52,3 @@ class PerfObservation:
     tcp: tuple[TcpRun, ...] = ()
     routes: str = ""  # where the schedule's routes came from (route-aware)
     interrupted: bool = False  # stopped by Ctrl-C: the runs not done are skipped
-    notes: tuple[str, ...] = ()
-
-    def run(self, pair: Pair, test: str) -> PerfRun | None:
-        for r in self.runs:
-            if r.pair == pair and r.test == test:
-                return r
-        return None

@@ -20,7 +20,6 @@ from ibprov.verify.perf.routes import LinkDirection, Routing
 from ibprov.verify.perf.schedule import Pair, Schedule, ScheduleKind
 
 __all__ = [
-    "PERFTEST_TOOLS",
     "EndpointPlan",
     "PerfPlan",
     "PerfTest",
@@ -30,8 +29,6 @@ __all__ = [
     "schedule_for",
     "size_text",
 ]
-
-PERFTEST_TOOLS = ("ib_write_lat", "ib_send_lat", "ib_read_lat", "ib_write_bw", "ib_send_bw", "ib_read_bw")
 
 
 def size_text(size: int) -> str:

@@ -26,7 +26,7 @@ from ibprov.verify.perf.plan import PerfPlan, build_perf_plan, schedule_for
 from ibprov.verify.perf.remote import Remote, SshRemote, ssh_targets
 from ibprov.verify.perf.routes import Routing
 from ibprov.verify.perf.schedule import Schedule, ScheduleKind
-from ibprov.verify.runner import AnsibleRunner, LocalRunner, Runner
+from ibprov.verify.runner import Runner
 from ibprov.verify.sections import Section, VerifyOptions
 
 __all__ = ["SECTION", "TITLE", "baseline_results", "check_perf", "dry_run_lines", "live_schedule", "verify_perf"]
@@ -127,7 +127,7 @@ def save_baseline(report: SectionReport, cluster: str, path: Path) -> int:
 
 def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionReport:
     """The section as the CLI runs it: the spec's nodes over SSH (or the twin rack's containers)."""
-    from ibprov.verify.fabric.commands import diag_env
+    from ibprov.verify.fabric.commands import diag_runner
 
     kind: ScheduleKind = options.pairs or loaded.spec.acceptance.pairs  # type: ignore[assignment]
     baseline: Baseline | None = load_baseline(options.baseline) if options.baseline is not None else None
@@ -146,28 +146,21 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionRe
             notes.append(
                 f"{len(boxless)} node(s) are simulated HCAs only on the twin (no container): {', '.join(boxless)}"
             )
-        runner: Runner = LocalRunner(env=state.diag_env(state.probe_host()))
     else:
         targets = ssh_targets(nodes)
-        if options.via is not None:  # the LFTs through Ansible on a host of the fabric
-            from ibprov.run.inventory import host_inventory
-
-            runner = AnsibleRunner(options.via, host_inventory(loaded, options.via), env=diag_env(options))
-        else:
-            runner = LocalRunner(env=diag_env(options))
     routes = ""
-    try:
-        if kind == "route-aware":
-            try:
-                schedule, routing, routes = live_schedule(loaded, runner)
-            except (ValueError, CollectError) as err:  # the fabric cannot be read from here: the plan's routes
-                schedule, routing = schedule_for(loaded, kind)
-                routes = schedule.routes or "the plan"
-                notes.append(f"routes from the plan (the fabric's LFTs could not be read here: {err})")
-        else:
+    if kind == "route-aware":  # from the LFTs the SM programmed, read where the fabric diags run
+        runner, _limits = diag_runner(loaded, options)
+        try:
+            schedule, routing, routes = live_schedule(loaded, runner)
+        except (ValueError, CollectError) as err:  # the fabric cannot be read from here: the plan's routes
             schedule, routing = schedule_for(loaded, kind)
-    finally:
-        runner.close()
+            routes = schedule.routes or "the plan"
+            notes.append(f"routes from the plan (the fabric's LFTs could not be read here: {err})")
+        finally:
+            runner.close()
+    else:
+        schedule, routing = schedule_for(loaded, kind)
     plan = build_perf_plan(loaded, schedule, twin=twin, routing=routing, baseline=baseline)
     remote = SshRemote(targets)
     try:

@@ -111,25 +111,31 @@ def _chromium() -> str:
     return path
 
 
-def test_chromium_shows_the_summary_findings_facts_and_notes(tmp_path: Path) -> None:
+def open_in_chromium(page: Path, screenshot: str, size: str) -> tuple[str, str, Path]:
+    """The DOM headless Chromium renders from ``page``, its text as shown (whitespace folded), and a screenshot
+    kept in out/test-artifacts/."""
     chromium = _chromium()
-    page = tmp_path / "report.html"
-    page.write_text(to_html(report()))
     with tempfile.TemporaryDirectory(prefix="ibprov-chromium-") as profile:
         flags = [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
         dom = subprocess.run(
             [chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=True
         ).stdout
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shot = ARTIFACTS / "report.png"
+        shot = ARTIFACTS / screenshot
         shot.unlink(missing_ok=True)
         subprocess.run(
-            [chromium, *flags, f"--screenshot={shot}", "--window-size=1400,1800", page.as_uri()],
+            [chromium, *flags, f"--screenshot={shot}", f"--window-size={size}", page.as_uri()],
             capture_output=True, timeout=120, check=True,
         )  # fmt: skip
     parser = _Text()
     parser.feed(dom)
-    shown = " ".join(" ".join(parser.parts).split())
+    return dom, " ".join(" ".join(parser.parts).split()), shot
+
+
+def test_chromium_shows_the_summary_findings_facts_and_notes(tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(to_html(report()))
+    dom, shown, shot = open_in_chromium(page, "report.png", "1400,1800")
     assert "FAIL: 3 findings (3 error); 32 checks over" in shown
     assert shown.count("cabling.miswire") >= 2, "in the findings of the report and of its section"
     assert "planned leaf01 port 1, found leaf01 port 9" in shown
@@ -143,24 +149,9 @@ def test_chromium_shows_the_summary_findings_facts_and_notes(tmp_path: Path) -> 
 
 
 def test_chromium_shows_the_perf_heatmaps_the_worst_pairs_the_culprit_and_the_skips(tmp_path: Path) -> None:
-    chromium = _chromium()
     page = tmp_path / "report-perf.html"
     page.write_text(to_html(perf_report()))
-    with tempfile.TemporaryDirectory(prefix="ibprov-chromium-") as profile:
-        flags = [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
-        dom = subprocess.run(
-            [chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=True
-        ).stdout
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shot = ARTIFACTS / "report-perf.png"
-        shot.unlink(missing_ok=True)
-        subprocess.run(
-            [chromium, *flags, f"--screenshot={shot}", "--window-size=1400,2200", page.as_uri()],
-            capture_output=True, timeout=120, check=True,
-        )  # fmt: skip
-    parser = _Text()
-    parser.feed(dom)
-    shown = " ".join(" ".join(parser.parts).split())
+    dom, shown, shot = open_in_chromium(page, "report-perf.png", "1400,2200")
     assert 'data-matrix="ib_write_bw 8MiB"' in dom
     assert 'data-matrix="ib_write_lat 2B"' in dom
     assert dom.count('data-status="fail"') == 3, "n3's three pairs with a device, in the bandwidth heatmap"
@@ -169,6 +160,6 @@ def test_chromium_shows_the_perf_heatmaps_the_worst_pairs_the_culprit_and_the_sk
     assert worst.index("120.5 Gb/s") < worst.index("196.6 Gb/s"), "failures first"
     assert "n3 mlx5_0 port 1" in shown
     assert "3/3 pairs failed (below threshold or no result): suspect its HCA or cable" in shown
-    assert "n5: skipped: no RDMA device on n5" in shown or "skipped: no RDMA device on n5" in shown
+    assert "n1/mlx5_0:1 -> n5/mlx5_0:1 ib_write_bw 8MiB: skipped: no RDMA device on n5" in shown
     assert "all-pairs schedule: 5 rounds, 10 pairs" in shown
     assert shot.stat().st_size > 20_000

@@ -257,3 +257,27 @@ def test_the_plan_takes_ports_gid_index_numa_node_and_ipoib_addresses_from_the_s
     assert plan.tcp.addresses["a1"] == "10.9.0.1"
     assert plan.tcp.interface == "ib0"
     assert [t.name for t in plan.tests] == [LAT, BW]
+
+
+def test_a_perf_report_with_failures_skips_and_tcp_results_matches_the_published_schema() -> None:
+    import jsonschema
+
+    from ibprov.report import Report
+    from ibprov.report.json_report import to_dict
+    from ibprov.verify.sections import report_schema
+
+    plan = plan_of()
+    runs = [replace(r, status="skipped", value=None, reason="no RDMA device on b1") if "b1/" in str(r.pair) else r
+            for r in measured(plan, bw={"b2": 120.0})]  # fmt: skip
+    tcp = (TcpRun(plan.schedule.pairs[0], "ok", 25.0, over="IPoIB ib0 (10.9.0.3)", retransmits=3),)
+    report = Report.from_sections(
+        cluster="judge", spec="judge.yaml", sections=[check_perf(plan, replace(obs_of(plan, runs), tcp=tcp))]
+    )
+    data = to_dict(report)
+    jsonschema.Draft202012Validator(report_schema()).validate(data)
+    facts = data["sections"]["perf"]["facts"]
+    assert facts["runs"] == {"ok": 12, "failed": 0, "skipped": 8}
+    assert facts["tcp_results"][0]["retransmits"] == 3
+    statuses = {c["id"]: c["status"] for c in data["checks"]}
+    assert statuses["perf.bandwidth"] == "fail"
+    assert statuses["perf.baseline"] == "pass"

@@ -135,15 +135,12 @@ def test_a_port_conflict_is_retried_on_another_port(plan: PerfPlan, client_outpu
     assert ports == [plan.first_port, plan.first_port + 500]
 
 
-def test_a_server_that_never_listens_is_a_failed_run_with_its_reason(plan: PerfPlan, client_output: str) -> None:
+def test_a_server_that_never_listens_is_a_failed_run_with_its_reason(
+    plan: PerfPlan, client_output: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     remote = ScriptedRemote(client_output, never_listens=True)
-    import ibprov.verify.perf.collect as orchestration
-
-    orchestration._LISTEN_SECONDS = 0.3  # type: ignore[attr-defined]
-    try:
-        (run,) = collect(plan, remote).runs
-    finally:
-        orchestration._LISTEN_SECONDS = 10.0  # type: ignore[attr-defined]
+    monkeypatch.setattr("ibprov.verify.perf.collect._LISTEN_SECONDS", 0.3)
+    (run,) = collect(plan, remote).runs
     assert run.status == "failed"
     assert "was not listening on TCP port" in run.reason
     assert remote.stopped == remote.started
