@@ -205,9 +205,13 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
     sms = _sm_containers(state, loaded)
     if kind in ("unlink", "swap", "degrade") and sms:  # let the master see the new links at once
         do, undo = [*do, {"sweep": sms[0], "settle": 2}], [*undo, {"sweep": sms[0], "settle": 2}]
+    # the nodes at both ends of every cable the fault changes: host-side diags never run as one of them (a
+    # swapped or unlinked HCA sees no fabric, or one whose routes the SM is still changing)
+    changed = [parse_endpoint(a) for a in args[: {"unlink": 1, "swap": 2, "degrade": 1}.get(kind, 0)]]
+    touched = sorted({e.device for e in changed} | {_peer(loaded, e)[0].device for e in changed})
     for op in do:
         _run(state, op)
-    state.faults.append({"kind": kind, "args": list(args), "text": text, "undo": undo})
+    state.faults.append({"kind": kind, "args": list(args), "text": text, "undo": undo, "nodes": touched})
     state.save()
     return text
 

@@ -55,6 +55,7 @@ __all__ = [
     "RackNode",
     "RackState",
     "down",
+    "ibsim_exit",
     "load_state",
     "state_dir",
     "status",
@@ -140,6 +141,7 @@ class RackState:
         """An HCA to run host-side diags as: one with no container (nothing else runs there), else the last
         node's (SM nodes come first); never one whose cable a fault changed (it may see no fabric)."""
         faulted = {arg.split("/")[0].split(":")[0] for fault in self.faults for arg in fault["args"]}
+        faulted |= {node for fault in self.faults for node in fault.get("nodes", ())}
         taken = [n.sim_host for n in self.nodes.values()]
         free = sorted(h for h in self.sim_hosts.values() if h not in taken)
         node_of = {host: key.split("/")[0] for key, host in self.sim_hosts.items()}
@@ -394,6 +396,19 @@ def _build(
             f"{len(state.simulated_only)} node(s) stay simulated HCAs without a container (ibsim serves "
             f"{10} clients): {', '.join(state.simulated_only)}"
         )
+
+
+def ibsim_exit(state: RackState) -> str:
+    """Empty while the rack's ibsim runs; else that it has exited and the end of its log (an ibsim panic, e.g.
+    on links whose ends share no enabled width or speed, ends the simulated fabric: the rack must be rebuilt)."""
+    if _ibsim_alive(state):
+        return ""
+    log = podman("exec", state.ibsim, "sh", "-c", f"tail -n 5 {CONSOLE_LOG} 2>&1", check=False, timeout=20)
+    tail = " | ".join(line.strip() for line in log.splitlines() if line.strip())
+    return (
+        f"the twin's ibsim has exited ({tail or 'no log'}); "
+        "rebuild the rack: `ibprov twin down SPEC` then `ibprov twin up SPEC`"
+    )
 
 
 def _ibsim_alive(state: RackState) -> bool:

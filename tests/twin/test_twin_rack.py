@@ -18,10 +18,11 @@ import pytest
 from ibprov.report.model import Report
 from ibprov.spec import LoadedSpec, load_spec_text
 from ibprov.twin.faults import heal, inject
-from ibprov.twin.rack import LABEL, apply_target, down, load_state, up
+from ibprov.twin.rack import LABEL, RackState, apply_target, down, load_state, up
 from ibprov.verify.sections import SECTIONS, VerifyOptions, run_sections, section_info
 
 pytestmark = pytest.mark.twin
+ARTIFACTS = Path(__file__).resolve().parents[2] / "out" / "test-artifacts"
 
 SPEC = """\
 version: 1
@@ -72,6 +73,15 @@ def podman_names(kind: str, run_id: str) -> list[str]:
         capture_output=True, text=True, env=env, check=True,
     ).stdout  # fmt: skip
     return out.split()
+
+
+def keep_ibsim_log(state: RackState) -> None:
+    """ibsim's console log, kept as a test artifact: when the simulator panics, its last words are there."""
+    from ibprov.twin.rack import CONSOLE_LOG, podman
+
+    log = podman("exec", state.ibsim, "cat", CONSOLE_LOG, check=False, timeout=30)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "twin-rack-ibsim.log").write_text(log)
 
 
 def verify(loaded: LoadedSpec) -> Report:
@@ -156,6 +166,7 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert healed.findings == [], [f.text for f in healed.findings]
         assert not (Path(state.directory) / "rogue-opensm.pid").exists()
     finally:
+        keep_ibsim_log(state)
         removed = down(loaded)
     assert state.ibsim in removed
     assert podman_names("container", state.run_id) == []

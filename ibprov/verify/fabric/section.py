@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ibprov.errors import CollectError
 from ibprov.render.guids import GuidBook
 from ibprov.report.model import SectionReport, utc_now_text
 from ibprov.spec import LoadedSpec
@@ -93,6 +94,13 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, started: Any) -> SectionRep
         return verify_fabric(
             loaded, runner, soak=options.soak, synthetic_guids=options.synthetic_guids or twin is not None, twin=twin
         )
+    except CollectError as exc:
+        if options.target != "twin":
+            raise
+        from ibprov.twin.rack import ibsim_exit, load_state
+
+        exited = ibsim_exit(load_state(loaded))  # a dead simulator, not the diags, is then the problem
+        raise CollectError(f"{exc}; {exited}" if exited else str(exc)) from None
     finally:
         runner.close()
 

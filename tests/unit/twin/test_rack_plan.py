@@ -90,6 +90,14 @@ def test_diags_run_as_a_free_hca_and_never_as_one_a_fault_cut_off(tmp_path: Path
     assert state.probe_host() == "H-node01-mlx5_0", "the last container node that no fault touched"
 
 
+def test_diags_never_run_as_an_hca_at_the_far_end_of_a_swapped_switch_port(tmp_path: Path) -> None:
+    state = rack_state(tmp_path)
+    state.sim_hosts = {f"{n}/mlx5_0": f"H-{n}-mlx5_0" for n in state.nodes}
+    # a swap is given by its switch ends: the HCAs it moved are recorded by inject as the fault's nodes
+    state.faults = [{"kind": "swap", "args": ["leaf01:1", "leaf01:2"], "text": "", "undo": [], "nodes": ["node02"]}]
+    assert state.probe_host() != "H-node02-mlx5_0"
+
+
 @pytest.fixture
 def console(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     sent: list[str] = []
@@ -120,6 +128,11 @@ def test_each_console_fault_sends_exactly_its_commands_and_heal_undoes_them_newe
     )
     assert "PortCounters.LinkDownedCounter=3" in sent
     assert [f["kind"] for f in RackState.load(tmp_path).faults] == ["unlink", "swap", "counters"]
+    assert [f["nodes"] for f in RackState.load(tmp_path).faults] == [
+        ["leaf01", "node03"],
+        ["leaf01", "node01", "node02"],
+        [],
+    ], "the nodes at both ends of each changed cable: host-side diags avoid them"
     console.clear()
     healed = faults.heal(state)
     assert healed == [
