@@ -19,6 +19,7 @@ from ibprov.errors import ExitCode, IbprovError, SpecError
 
 if TYPE_CHECKING:
     from ibprov.report.model import Report
+    from ibprov.verify.sections import VerifyOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -685,7 +686,7 @@ def verify(
             )
         )
     if dry_run:
-        _perf_dry_run(spec, pairs, [i.name for i in chosen])
+        _perf_dry_run(spec, options, [i.name for i in chosen])
         return
     started: dict[str, Any] = {}
     command = "verify " + " ".join(f"--{i.name}" for i in chosen)
@@ -709,13 +710,13 @@ def verify(
     _print_report(report, json_path, junit_path, html_path)
 
 
-def _perf_dry_run(spec: Path, pairs: str | None, chosen: list[str]) -> None:
+def _perf_dry_run(spec: Path, options: VerifyOptions, chosen: list[str]) -> None:
     from ibprov.spec import load_spec
     from ibprov.verify.perf.section import dry_run_lines
 
     if chosen != ["perf"]:
         raise click.UsageError("--dry-run prints the perf schedule: use it with --perf alone")
-    for line in dry_run_lines(load_spec(spec), pairs):  # type: ignore[arg-type]
+    for line in dry_run_lines(load_spec(spec), options.pairs, options):  # type: ignore[arg-type]
         click.echo(line)
 
 

@@ -15,16 +15,20 @@ import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ibprov.errors import SpecError
 from ibprov.render import yamltext
 from ibprov.render.guids import GuidBook
 from ibprov.render.inventory import hosts, ipoib_vars, mpi_vars, stack_vars
+from ibprov.render.parallel import MIN_LINKS, Pending
 from ibprov.render.sm import SmData, build_sm_data
 from ibprov.render.templates import RENDER_HEADER, render_role_template
 from ibprov.render.topology_file import build_topology_file
 from ibprov.spec import LoadedSpec
+
+if TYPE_CHECKING:
+    from ibprov.twin.limits import TwinLimits
 
 MANIFEST = ".ibprov-render"
 SM_TEMPLATES = "etc/opensm"
@@ -78,9 +82,52 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False, defer_sm:
     """Everything render writes, in memory. Raises SpecError when a partition member's GUID is unknown; with
     ``defer_sm`` (a new rack, before `ibprov discover` can read GUIDs) the subnet manager's files are left out
     instead and ``sm_waits_for`` says why."""
-    spec = loaded.spec
     header = RENDER_HEADER.format(spec=loaded.path.name if loaded.path else "cluster.yaml")
     book = GuidBook.for_spec(loaded, allow_synthetic=synthetic_guids)
+    book.resolve_devices()  # once, for both: the SM data and the fabric files ask for every GUID
+    # the two largest files, each in a child process on a large fabric, while this one renders the rest
+    large = len(loaded.topology.links) >= MIN_LINKS
+    topology = Pending(lambda: build_topology_file(loaded, book), fork=large)
+    twin = Pending(lambda: _twin_files(loaded, book), fork=large)
+    try:
+        out = _render_rest(loaded, book, header, defer_sm)
+        topology_text = topology.result()
+        net, limits, twin_synthetic = twin.result()
+    finally:
+        topology.cancel()
+        twin.cancel()
+    from ibprov.twin.limits import LIMITS_FILE  # here, not at the top: the twin imports render.guids
+
+    f = out.files
+    f["fabric/topology.ibnd"] = topology_text
+    f["fabric/twin.net"] = net
+    f[f"fabric/{LIMITS_FILE}"] = limits.to_json()
+    out.notes += limits.notes()
+    out.synthetic = sorted(twin_synthetic | book.synthetic)
+    if twin_synthetic and not synthetic_guids:
+        out.notes.append("the twin stands in synthetic GUIDs; render the twin's own OpenSM files with `ibprov twin`")
+    if out.synthetic:
+        out.notes.append(
+            f"synthetic GUIDs for {len(out.synthetic)} devices (twin"
+            f"{' and OpenSM files' if synthetic_guids else ' only'}): {', '.join(out.synthetic[:5])}"
+            f"{' ...' if len(out.synthetic) > 5 else ''}"
+        )
+    return out
+
+
+def _twin_files(loaded: LoadedSpec, book: GuidBook) -> tuple[str, TwinLimits, set[str]]:
+    """The twin's net file and limits, and the devices it stands synthetic GUIDs in for. ``book`` has
+    resolved every device (:meth:`GuidBook.resolve_devices`)."""
+    from ibprov.twin.netfile import build_twin
+
+    twin_book = book.for_twin()
+    twin = build_twin(loaded, twin_book)
+    return twin.text, twin.limits, twin_book.synthetic
+
+
+def _render_rest(loaded: LoadedSpec, book: GuidBook, header: str, defer_sm: bool) -> RenderOutput:
+    """The inventory, the role variables and the OpenSM files."""
+    spec = loaded.spec
     sm = build_sm_data(loaded, book)
     waits = defer_sm and bool(sm.problems) and all("no port GUID for" in p.message for p in sm.problems)
     if sm.problems and not waits:
@@ -101,24 +148,6 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False, defer_sm:
     if not out.sm_waits_for:  # never a partitions.conf without some of its members
         for name, text in render_sm_files(sm, "/etc/opensm", header).items():
             f[f"opensm/{name}"] = text
-    from ibprov.twin.limits import LIMITS_FILE  # here, not at the top: the twin imports render.guids
-    from ibprov.twin.netfile import build_twin
-
-    twin_book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
-    f["fabric/topology.ibnd"] = build_topology_file(loaded, book)
-    twin = build_twin(loaded, twin_book)
-    f["fabric/twin.net"] = twin.text
-    f[f"fabric/{LIMITS_FILE}"] = twin.limits.to_json()
-    out.notes += twin.notes
-    out.synthetic = sorted(twin_book.synthetic | book.synthetic)
-    if twin_book.synthetic and not synthetic_guids:
-        out.notes.append("the twin stands in synthetic GUIDs; render the twin's own OpenSM files with `ibprov twin`")
-    if out.synthetic:
-        out.notes.append(
-            f"synthetic GUIDs for {len(out.synthetic)} devices (twin"
-            f"{' and OpenSM files' if synthetic_guids else ' only'}): {', '.join(out.synthetic[:5])}"
-            f"{' ...' if len(out.synthetic) > 5 else ''}"
-        )
     return out
 
 

@@ -8,6 +8,7 @@ carry the locally administered prefix 0x02 so they can never be mistaken for rea
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -99,6 +100,8 @@ class GuidBook:
     _lock_ports: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict, repr=False)
     _hca_cache: dict[tuple[str, str], int | None] = field(default_factory=dict, repr=False)
     _switch_cache: dict[str, int | None] = field(default_factory=dict, repr=False)
+    _port_cache: dict[tuple[str, str | None, int], int | None] = field(default_factory=dict, repr=False)
+    _resolved: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         self._hcas = _hca_index(self.loaded.spec)
@@ -117,6 +120,60 @@ class GuidBook:
     @property
     def cluster(self) -> str:
         return self.loaded.spec.cluster.name
+
+    def resolve_devices(self) -> None:
+        """Resolve every switch's, HCA's and HCA port's GUID now, in one pass (what the SM data and the fabric
+        files ask for one at a time, several times each), so that ``synthetic`` is complete."""
+        if self._resolved:
+            return
+        for name in self.loaded.topology.switches:
+            self.switch_guid(name)
+        hca_guid, ports, hcas_cache = self.hca_guid, self._port_cache, self._hca_cache
+        lock, synthetic = self.lock.hca_ports, self.allow_synthetic
+        # an HCA the spec and the lock file say nothing about gets a synthetic GUID (if allowed): inlined here
+        # for the 100,000s of a large fabric (what _resolve_hca and synthetic_guid do)
+        unnamed = synthetic and not self._lock_ports and not self.lock.hca_nodes
+        prefix, added = f"{self.cluster}/hca/", self.synthetic.add
+        for (node, device), hca in self._hcas.items():
+            given = hca.port_guids
+            if unnamed and not given and hca.node_guid is None and (node, device) not in hcas_cache:
+                digest = hashlib.sha256(f"{prefix}{node}/{device}".encode()).digest()
+                node_guid = SYNTHETIC_PREFIX | (int.from_bytes(digest[:5], "big") << 8)
+                hcas_cache[(node, device)] = node_guid
+                added(f"{node}/{device}")
+                for port in hca.ports:  # no port GUID given anywhere: ibsim's convention, node GUID + port
+                    ports[(node, device, port)] = node_guid + port
+                continue
+            base = hca_guid(node, device)
+            for port in hca.ports:
+                guid = (given.get(port) if given else None) or (lock.get((node, device, port)) if lock else None)
+                if guid is None and synthetic and base is not None:
+                    guid = base + port
+                ports[(node, device, port)] = guid
+        self._resolved = True
+
+    def port_guids(self) -> Mapping[tuple[str, str | None, int], int | None]:
+        """(node, HCA, port) -> port GUID for every HCA port of the spec (what :meth:`port_guid` gives)."""
+        self.resolve_devices()
+        return self._port_cache
+
+    def for_twin(self) -> GuidBook:
+        """The twin's book (synthetic GUIDs allowed, ibsim's convention for port GUIDs), taking over every
+        GUID this book resolved that the twin's rules resolve the same way: a switch's, and an HCA's that no
+        port GUID (spec or lock file) decides."""
+        twin = GuidBook(self.loaded, self.lock, allow_synthetic=True, twin=True)
+        for name, guid in self._switch_cache.items():
+            if guid is not None:
+                twin._switch_cache[name] = guid
+                if f"switch {name}" in self.synthetic:
+                    twin.synthetic.add(f"switch {name}")
+        hcas, locked, synthetic = self._hcas, self._lock_ports, self.synthetic
+        for key, guid in self._hca_cache.items():
+            if guid is not None and not hcas[key].port_guids and not (locked and locked.get(key)):
+                twin._hca_cache[key] = guid
+                if synthetic and f"{key[0]}/{key[1]}" in synthetic:
+                    twin.synthetic.add(f"{key[0]}/{key[1]}")
+        return twin
 
     def switch_guid(self, name: str) -> int | None:
         if name not in self._switch_cache:
@@ -156,6 +213,12 @@ class GuidBook:
         return guid
 
     def port_guid(self, node: str, device: str, port: int) -> int | None:
+        try:
+            return self._port_cache[(node, device, port)]
+        except KeyError:
+            return self._resolve_port(node, device, port)
+
+    def _resolve_port(self, node: str, device: str, port: int) -> int | None:
         hca = self._hcas[(node, device)]
         lock = self.lock.hca_ports
         guid = hca.port_guids.get(port) or (lock.get((node, device, port)) if lock else None)

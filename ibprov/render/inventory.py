@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ibprov.discover.hosts import NON_HOST_KINDS as NON_HOST_GROUPS
 from ibprov.spec import LoadedSpec
-from ibprov.spec.rules import interface_name, ipoib_pool, partition_nodes
+from ibprov.spec.rail_rules import ipoib_nodes
+from ibprov.spec.rules import interface_name, ipoib_pool
+from ibprov.spec.types import NON_HOST_GROUPS
 
 
 def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -77,14 +78,13 @@ def mpi_vars(loaded: LoadedSpec) -> dict[str, Any]:
 
 
 def ipoib_vars(loaded: LoadedSpec) -> dict[str, list[dict[str, Any]]]:
-    """host -> ib_ipoib_interfaces."""
+    """host -> ib_ipoib_interfaces. An interface goes to the members of its partition that have its port: with
+    ``rail``, only the nodes with a port of that rail (the pool hands its addresses to those alone)."""
     spec = loaded.spec
-    members = partition_nodes(spec)
     pkeys = {p.name: p.pkey for p in spec.partitions}
     out: dict[str, list[dict[str, Any]]] = {}
     for iface in spec.ipoib:
-        nodes_in = members.get(iface.partition, set())
-        need = [n.name for n in spec.nodes if n.name in nodes_in and n.name not in iface.addresses]
+        need = [name for name in ipoib_nodes(spec, iface) if name not in iface.addresses]
         addresses = dict(iface.addresses)
         addresses.update(zip(need, ipoib_pool(iface, need), strict=True))
         pkey = pkeys.get(iface.partition)

@@ -9,6 +9,7 @@ from ibprov.errors import Problem
 from ibprov.render.guids import GuidBook, fmt_guid
 from ibprov.spec import LoadedSpec, collector_paused
 from ibprov.spec.model import ClusterSpec, Member, Partition, QosTables, SmInstance
+from ibprov.spec.rail_rules import rail_ports
 from ibprov.spec.units import MTU_CODE, RATE_CODE
 
 _QOS_PREFIX = {
@@ -17,7 +18,9 @@ _QOS_PREFIX = {
     "switch_external": "qos_swe_",
     "router": "qos_rtr_",
 }
-_SPECIFICITY = {"node": 3, "group": 2, "all": 1}
+# Where member entries overlap, the most specific sets a port's membership: node, group, all; with a rail, one
+# step above the same selector without (node+rail > node > group+rail > group > all+rail > all).
+_SPECIFICITY = {"node": 6, "group": 4, "all": 2}
 _RANK = {"limited": 0, "both": 1, "full": 2}
 
 
@@ -94,8 +97,10 @@ Missing = dict[str, tuple[tuple[str | int, ...], list[str], list[str]]]  # node 
 def _member_ports(
     loaded: LoadedSpec, book: GuidBook, part_index: int, part: Partition, missing: Missing
 ) -> list[dict[str, str]]:
-    """Port GUID -> membership for one partition; the most specific member entry wins, then the strongest."""
+    """Port GUID -> membership for one partition; the most specific member entry wins, then the strongest.
+    A member with a rail holds only the node's ports that the rail lists (its DEVICE:PORT entries)."""
     spec = loaded.spec
+    rails = {r.name: rail_ports(r) for r in spec.mpi.rails}
     chosen: dict[tuple[str, str, int], tuple[int, int, str]] = {}
     origin: dict[tuple[str, str, int], tuple[str | int, ...]] = {}
     by_group: dict[str, list[str]] = {}
@@ -108,13 +113,16 @@ def _member_ports(
             [n.name for n in spec.nodes] if m.all else by_group.get(m.group or "", []) if m.group else [m.node or ""]
         )
         membership: str = m.membership or part.defmember
-        rank = (_SPECIFICITY[_member_kind(m)], _RANK[membership], membership)
+        only = rails.get(m.rail, frozenset()) if m.rail is not None else None
+        rank = (_SPECIFICITY[_member_kind(m)] + (0 if only is None else 1), _RANK[membership], membership)
         strength = rank[:2]
         where = ("partitions", part_index, "members", j)
         for name in names:
             for hca in nodes[name].hcas:
                 device = hca.device
                 for port in hca.ports:
+                    if only is not None and (device, port) not in only:
+                        continue
                     key = (name, device, port)
                     held = chosen.get(key)
                     if held is None or strength > held[:2]:

@@ -48,7 +48,11 @@ def scalar(value: Any) -> str:
 
 
 def _string(text: str) -> str:
-    cached = text if _PLAIN.fullmatch(text) and text not in _RESERVED else _quote(text)
+    first = text[:1]
+    if first.isascii() and (first.isalpha() or first == "_"):
+        cached = text if _PLAIN.fullmatch(text) and text not in _RESERVED else _quote(text)
+    else:  # not plain, whatever follows (GUIDs: 0x...)
+        cached = _quote(text)
     if len(_STRINGS) < 100_000:
         _STRINGS[text] = cached
     return cached
@@ -96,7 +100,8 @@ def _lines(value: Any, indent: str, out: list[str]) -> None:
                 prefix = first
                 for key, sub in item.items():
                     if type(sub) is str:
-                        out.append(f"{prefix}{scalar(key)}: {strings.get(sub) or _string(sub)}")
+                        text = (strings.get(key) if type(key) is str else None) or scalar(key)
+                        out.append(f"{prefix}{text}: {strings.get(sub) or _string(sub)}")
                     elif isinstance(sub, (dict, list)) and sub:
                         out.append(f"{prefix}{scalar(key)}:")
                         _lines(sub, indent + "  " + ("  " if isinstance(sub, dict) else ""), out)

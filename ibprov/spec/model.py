@@ -204,9 +204,10 @@ class FatTree(Strict):
     rails: RailLayout = Field(
         "node-grouped",
         description=(
-            "How a node's HCA ports (every port its hcas list, in order) meet the leaves: node-grouped puts them "
-            "on one leaf, one after the other; rail-optimized makes port i of a node rail i: in each scalable "
-            "unit, rail i goes to that unit's leaf (group) for rail i, and the spines join the rails."
+            "How a node's HCA ports (every port its hcas list, in order; with mpi.rails, the ports the rails "
+            "name, in rail order) meet the leaves: node-grouped puts them on one leaf, one after the other; "
+            "rail-optimized makes port i of a node rail i (with mpi.rails, rail i is mpi.rails[i]): in each "
+            "scalable unit, rail i goes to that unit's leaf (group) for rail i, and the spines join the rails."
         ),
     )
     unit_nodes: int | None = Field(
@@ -298,7 +299,17 @@ class SubnetManager(Strict):
 class Member(Strict):
     node: Name | None = Field(None, description="One node, by name.")
     group: GroupName | None = Field(None, description="Every node of this group.")
-    all: Literal[True] | None = Field(None, description="true: every port (ALL in partitions.conf).")
+    all: Literal[True] | None = Field(
+        None, description="true: every HCA port of every node (each listed by port GUID in partitions.conf)."
+    )
+    rail: Name | None = Field(
+        None,
+        description=(
+            "Only the HCA ports of this mpi rail (its DEVICE:PORT entries) on the nodes node, group or all: true "
+            "selects. Where entries overlap, the most specific one sets a port's membership: node and rail, "
+            "node, group and rail, group, all and rail, all (between equals, the strongest membership)."
+        ),
+    )
     membership: Membership | None = Field(None, description="Default: the partition's defmember.")
 
     @model_validator(mode="after")
@@ -318,7 +329,9 @@ class Partition(Strict):
     rate: Annotated[float | None, BeforeValidator(_rate_gbps)] = Field(None, description="Gb/s.")
     sl: Sl | None = Field(None, description="Service level of the partition's traffic (needs qos.enabled).")
     defmember: Membership = Field("limited", description="Membership of members that do not give one.")
-    members: tuple[Member, ...] = Field(min_length=1, description="Nodes, groups or all ports in the partition.")
+    members: tuple[Member, ...] = Field(
+        min_length=1, description="Nodes, groups or all ports in the partition, each optionally only one rail."
+    )
 
     @field_validator("pkey")
     @classmethod
@@ -421,7 +434,15 @@ class IpoibInterface(Strict):
         None, description="Interface name (default: parent, or parent.PKEY for a child, e.g. ib0.8010)."
     )
     parent: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,14}$")] = Field(
-        "ib0", description="Parent interface: the IPoIB device of the HCA port."
+        "ib0",
+        description="Parent interface: the IPoIB device of the HCA port (with rail: the rail's ipoib_parent).",
+    )
+    rail: Name | None = Field(
+        None,
+        description=(
+            "The interface lives on this mpi rail's HCA port on every member node that has it (those alone get "
+            "it and a pool address); its parent is the rail's ipoib_parent (give no parent here)."
+        ),
     )
     mode: Literal["datagram", "connected"] = Field(
         "datagram", description="datagram (MTU up to 4092) or connected (MTU up to 65520)."
@@ -452,6 +473,13 @@ class Rail(Strict):
     name: Name = Field(description="Rail name.")
     devices: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*:\d+$")], ...] = Field(
         min_length=1, description="HCA ports of the rail as DEVICE:PORT (UCX_NET_DEVICES)."
+    )
+    ipoib_parent: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,14}$")] | None = Field(
+        None,
+        description=(
+            "The IPoIB link of the rail's port on the nodes, e.g. ib3 or ibp26s0: the parent of ipoib entries "
+            "with rail: this rail."
+        ),
     )
 
 
@@ -504,6 +532,22 @@ class Mpi(Strict):
         if self.nccl is not None and not self.nccl.ib_hca and not self.rails:
             raise ValueError("nccl needs HCA ports: list rails or nccl.ib_hca")
         return self
+
+
+def with_rail_parents(spec: ClusterSpec) -> ClusterSpec:
+    """``spec`` with every ``ipoib`` entry that names a rail (and no parent of its own) on that rail's
+    ipoib_parent, so that everything downstream reads the interface's real parent. Where the rail is unknown
+    or has no ipoib_parent, the parent reads ``<rail NAME>`` (no interface name: the rules of
+    :mod:`ibprov.spec.rail_rules` reject the spec, and the entry is no duplicate of one on ib0)."""
+    parents = {r.name: r.ipoib_parent for r in spec.mpi.rails}
+    ipoib, changed = list(spec.ipoib), False
+    for i, iface in enumerate(ipoib):
+        if iface.rail is not None and "parent" not in iface.model_fields_set:
+            parent = parents.get(iface.rail) or f"<rail {iface.rail}>"
+            ipoib[i] = iface.model_copy(update={"parent": parent})
+            ipoib[i].model_fields_set.discard("parent")  # derived from the rail: the user gave none
+            changed = True
+    return spec.model_copy(update={"ipoib": tuple(ipoib)}) if changed else spec
 
 
 # ------------------------------------------------------------------------------------------ acceptance
@@ -564,8 +608,8 @@ class Acceptance(Strict):
         "route-aware",
         description=(
             "perftest pair schedule (verify --perf): quick (every HCA port at least once), all-pairs (round "
-            "robin), rail-aware (HCA i only with HCA i), route-aware (every inter-switch link direction loaded, "
-            "no two concurrent pairs on one link direction)."
+            "robin), rail-aware (rail i only with rail i: mpi.rails, else port i of each node), route-aware "
+            "(every inter-switch link direction loaded, no two concurrent pairs on one link direction)."
         ),
     )
     latency_tests: tuple[LatencyTest, ...] = Field(
@@ -627,6 +671,10 @@ class ClusterSpec(Strict):
     ipoib: tuple[IpoibInterface, ...] = Field((), description="IPoIB interfaces, one per partition and parent.")
     mpi: Mpi = Field(Mpi(), description="MPI / UCX settings.")
     acceptance: Acceptance = Field(Acceptance(), description="Thresholds the acceptance tests are judged by.")
+
+    @model_validator(mode="after")
+    def _rail_parents(self) -> ClusterSpec:
+        return with_rail_parents(self)
 
 
 __all__ = [

@@ -35,15 +35,23 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 @dataclass
 class SourceMap:
-    """Where each value of a loaded YAML document came from (1-based line and column)."""
+    """Where each value of a loaded YAML document came from (1-based line and column).
+
+    A document loaded without its positions (the fast path of :func:`load_yaml`) keeps its text in
+    ``pending`` and is parsed again for them the first time a position is asked for."""
 
     file: str
     values: dict[Path, tuple[int, int]] = field(default_factory=dict)
     keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
     booleans: list[Path] = field(default_factory=list)  # where a YAML boolean (true, yes, on...) was given
+    pending: str | None = field(default=None, repr=False)
 
     def locate(self, path: Path, *, prefer_key: bool = False) -> tuple[int, int]:
         """The position of ``path``; for a path that does not exist, that of its closest existing parent."""
+        if self.pending is not None:
+            text, self.pending = self.pending, None
+            full = _positions(text, self.file)
+            self.values, self.keys = full.values, full.keys
         for i in range(len(path), -1, -1):
             sub = path[:i]
             if prefer_key and sub in self.keys:
@@ -403,7 +411,25 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     """Parse one YAML document into plain data plus its :class:`SourceMap`.
 
     Raises :class:`SpecError` listing every problem found (syntax errors stop the parse at the first one).
+    A plain document (no anchors, aliases, merge keys, explicit tags, duplicate keys, errors: nearly every
+    spec) is built without positions first, which is faster; its positions are worked out when one is asked
+    for. Anything else goes through the builder that records them as it goes.
     """
+    fast = _plain_document(text)
+    if fast is not None:
+        root, booleans = fast
+        return root, SourceMap(file, booleans=booleans, pending=text)
+    builder = _positions_builder(text, file)
+    if builder.problems:
+        raise SpecError(builder.problems)
+    return builder.root, builder.smap
+
+
+def _positions(text: str, file: str) -> SourceMap:
+    return _positions_builder(text, file).smap
+
+
+def _positions_builder(text: str, file: str) -> _Builder:
     builder = _Builder(file)
     loader = _Loader(text)
     try:
@@ -426,9 +452,121 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         builder.problems.append(Problem(file, line, col, "", f"YAML error: {reason}"))
     finally:
         loader.dispose()
-    if builder.problems:
-        raise SpecError(builder.problems)
-    return builder.root, builder.smap
+    return builder
+
+
+class _Unusual(Exception):
+    """Something :func:`_plain_document` leaves to the builder that records positions."""
+
+
+def _plain_document(text: str) -> tuple[Any, list[Path]] | None:  # noqa: C901 - one hot loop
+    """The data of a plain document and where its booleans are, built without positions; None if the
+    document has anything else (then :class:`_Builder` builds it and reports any problem).
+
+    The same data as :class:`_Builder` builds: the same tag resolution and constructors, the same caches."""
+    builder = _Builder("")  # for its resolver, constructor and caches only
+    plain_tags, resolve = builder.plain_tags, builder.resolve
+    constructed, constructors = builder.constructed, builder.constructor.yaml_constructors
+    constructor = builder.constructor
+    scalar_event, scalar_node = ev.ScalarEvent, yaml.ScalarNode
+    map_start, seq_start = ev.MappingStartEvent, ev.SequenceStartEvent
+    map_end, seq_end = ev.MappingEndEvent, ev.SequenceEndEvent
+    passing = (ev.StreamStartEvent, ev.StreamEndEvent, ev.DocumentEndEvent)
+    # a frame: [the dict or list, is a mapping, its current key, that key is waiting for its value]
+    stack: list[list[Any]] = []
+    booleans: list[Path] = []
+    root: Any = None
+    documents = count = 0
+    loader = _Loader(text)
+    get_event = loader.get_event
+    try:
+        event = get_event()
+        while event is not None:
+            kind = type(event)
+            if kind is scalar_event:
+                if event.anchor is not None or not stack:
+                    raise _Unusual
+                scalar, tag = event.value, event.tag
+                if tag is not None and tag != "!":
+                    raise _Unusual
+                if not event.implicit[0]:
+                    tag = _STR_TAG
+                else:
+                    tag = plain_tags.get(scalar)
+                    if tag is None:
+                        tag = plain_tags[scalar] = resolve(scalar_node, scalar, event.implicit)
+                if tag == _STR_TAG:
+                    value = scalar
+                else:
+                    value = constructed.get((tag, scalar), _INVALID)
+                    if value is _INVALID:
+                        ctor = constructors.get(tag)
+                        if ctor is None or tag == _MERGE_TAG:
+                            raise _Unusual
+                        node = scalar_node(
+                            tag, scalar, cast(Any, event.start_mark), cast(Any, event.end_mark), event.style
+                        )
+                        try:
+                            value = ctor(constructor, node)
+                        except (yaml.YAMLError, ValueError, TypeError):
+                            raise _Unusual from None
+                        constructed[(tag, scalar)] = value
+                top = stack[-1]
+                count += 1
+                if not top[1]:
+                    if value is True or value is False:
+                        booleans.append(_frames_path(stack))
+                    top[0].append(value)
+                elif top[3]:
+                    if value is True or value is False:
+                        booleans.append(_frames_path(stack))
+                    top[0][top[2]] = value
+                    top[3] = False
+                else:  # a key
+                    if value in top[0]:
+                        raise _Unusual  # a duplicate key
+                    top[2] = value
+                    top[3] = True
+            elif kind is map_start or kind is seq_start:
+                is_map = kind is map_start
+                if event.anchor is not None or len(stack) >= MAX_DEPTH:
+                    raise _Unusual
+                if event.tag is not None and event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
+                    raise _Unusual
+                if stack and stack[-1][1] and not stack[-1][3]:
+                    raise _Unusual  # a mapping or sequence as a key
+                stack.append([{} if is_map else [], is_map, None, False])
+            elif kind is map_end or kind is seq_end:
+                obj = stack.pop()[0]
+                count += 1
+                if not stack:
+                    root = obj
+                else:
+                    top = stack[-1]
+                    if top[1]:
+                        top[0][top[2]] = obj
+                        top[3] = False
+                    else:
+                        top[0].append(obj)
+            elif kind is ev.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise _Unusual
+            elif kind not in passing:
+                raise _Unusual  # an alias
+            if count > MAX_EXPANDED_VALUES:
+                raise _Unusual
+            event = get_event()
+    except (_Unusual, yaml.YAMLError, TypeError):  # TypeError: an unhashable key
+        return None
+    finally:
+        loader.dispose()
+    return root, booleans
+
+
+def _frames_path(stack: list[list[Any]]) -> Path:
+    """The path of the value being placed: each mapping's current key, each sequence's next index."""
+    return tuple(frame[2] if frame[1] else len(frame[0]) for frame in stack)
 
 
 def _reader_position(exc: yaml.YAMLError, text: str) -> tuple[int, int]:

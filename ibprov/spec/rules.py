@@ -6,10 +6,13 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from ipaddress import IPv4Address, IPv6Address, ip_address
+from itertools import chain
+from operator import countOf, itemgetter
 from typing import TypeVar, cast
 
 from ibprov.spec.model import ClusterSpec, IpoibInterface, Member, Qos, QosTables
 from ibprov.spec.positions import Path
+from ibprov.spec.rail_rules import RAIL_RULES, ipoib_nodes
 from ibprov.spec.topology import PlannedLink, Topology
 from ibprov.spec.types import Endpoint, parse_endpoint
 
@@ -50,10 +53,11 @@ def names_are_unique(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     for i, node in enumerate(spec.nodes):
         if node.name in groups:
             yield ("nodes", i, "name"), f"{node.name} is both a node name and a group name"
-        yield from _dupes(
-            [(h.device, ("nodes", i, "hcas", j, "device")) for j, h in enumerate(node.hcas)],
-            f"HCA on {node.name}:",
-        )
+        if len({h.device for h in node.hcas}) != len(node.hcas):
+            yield from _dupes(
+                [(h.device, ("nodes", i, "hcas", j, "device")) for j, h in enumerate(node.hcas)],
+                f"HCA on {node.name}:",
+            )
     names = Counter(n.name for n in spec.nodes)
     addresses: list[tuple[object, Path]] = [
         ((n.address or n.name), ("nodes", i, "address" if n.address else "name"))
@@ -72,7 +76,8 @@ def guids_are_unique(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
         for j, hca in enumerate(node.hcas):
             if hca.node_guid is not None:
                 node_guids.append((hca.node_guid, ("nodes", i, "hcas", j, "node_guid")))
-            port_guids += [(g, ("nodes", i, "hcas", j, "port_guids", p)) for p, g in hca.port_guids.items()]
+            if hca.port_guids:
+                port_guids += [(g, ("nodes", i, "hcas", j, "port_guids", p)) for p, g in hca.port_guids.items()]
     for i, sw in enumerate(spec.switches):
         if sw.node_guid is not None:
             node_guids.append((sw.node_guid, ("switches", i, "node_guid")))
@@ -106,6 +111,8 @@ def _member_conflicts(i: int, name: str, defmember: str, members: tuple[Member, 
     """The same node, group or ``all`` listed twice in one partition with different memberships."""
     seen: dict[tuple[str, str], tuple[int, str]] = {}
     for j, m in enumerate(members):
+        if m.rail is not None:
+            continue  # another member than the same selector without a rail: rail_rules checks these
         key = ("node", m.node) if m.node else ("group", m.group) if m.group else ("all", "all: true")
         assert key[1] is not None
         membership = m.membership or defmember
@@ -225,15 +232,22 @@ def _ftree_problems(topo: Topology, path: Path) -> Iterator[Finding]:
         )
         return
     up: set[str] = set()
+    upper = {name for name, role in roles.items() if role in ("spine", "core")}
+    not_leaf = {name for name, role in roles.items() if role != "leaf"}
     for link in topo.links:
-        for near, far in ((link.a, link.b), (link.b, link.a)):
-            if near.hca is not None and far.device in roles and far.hca is None and roles[far.device] != "leaf":
+        (ad, ah, _ap), (bd, bh, _bp) = link.a, link.b
+        if ah is None and bh is None:  # switch to switch: the lower end has an uplink
+            if bd in upper:
+                up.add(ad)
+            if ad in upper:
+                up.add(bd)
+        elif ah is None or bh is None:  # an HCA and a switch: the switch must be a leaf
+            hca, switch = (link.b, ad) if ah is None else (link.a, bd)
+            if switch in not_leaf:
                 yield (
                     link.source,
-                    f"ftree needs every HCA on a leaf switch, but {near} is cabled to {roles[far.device]} {far.device}",
+                    f"ftree needs every HCA on a leaf switch, but {hca} is cabled to {roles[switch]} {switch}",
                 )
-            if near.hca is None and far.hca is None and roles.get(far.device) in ("spine", "core"):
-                up.add(near.device)
     for name, role in roles.items():
         if role == "leaf" and name not in up:
             yield path, f"ftree needs every leaf cabled to a spine, and {name} has no uplink"
@@ -246,7 +260,41 @@ def cabling_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding
     exists = _end_exists(spec, topo)
     trusted = not topo.misfits  # see _existing_links
     used: dict[Endpoint, Path] = {}
-    for link in topo.links:
+    first = _generated_from(spec, topo) if trusted else None
+    head = topo.links if first is None else topo.links[:first]
+    yield from _cabling_problems(topo, head, used, trusted, check_end, exists)
+    if first is not None:
+        # The generator's own cables, all at once: each end is a port that exists (trusted); if no two ends
+        # are the same port and none is a port cabled before them, the loop finds nothing in them.
+        tail = topo.links[first:]
+        ends = dict.fromkeys(chain(map(itemgetter(0), tail), map(itemgetter(1), tail)), FAT_TREE_SOURCE)
+        if len(ends) == 2 * len(tail) and ends.keys().isdisjoint(used):
+            ends.update(used)
+            used = ends
+        else:
+            yield from _cabling_problems(topo, tail, used, trusted, check_end, exists)
+    empty: dict[Endpoint, int] = {}
+    for i, text in enumerate(spec.fabric.empty_ports):
+        end = parse_endpoint(text)
+        problem = check_end(end)
+        if problem:
+            yield ("fabric", "empty_ports", i), problem
+        elif end in used:
+            yield ("fabric", "empty_ports", i), f"{end} is declared empty but is cabled at {_fmt(used[end])}"
+        empty[end] = i
+    yield from _uncabled_ports(spec, topo, used, empty)
+
+
+def _cabling_problems(
+    topo: Topology,
+    links: list[PlannedLink],
+    used: dict[Endpoint, Path],
+    trusted: bool,
+    check_end: Callable[[Endpoint], str | None],
+    exists: Callable[[Endpoint], bool],
+) -> Iterator[Finding]:
+    """Cables to themselves, to ports that do not exist, or to a port already in ``used`` (which it fills)."""
+    for link in links:
         if link.a == link.b:
             yield link.source, f"{link.a} is cabled to itself"
             continue
@@ -267,16 +315,16 @@ def cabling_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding
                 yield link.source, f"{end} is cabled twice (also at {_fmt(used[end])})"
             else:
                 used[end] = link.source
-    empty: dict[Endpoint, int] = {}
-    for i, text in enumerate(spec.fabric.empty_ports):
-        end = parse_endpoint(text)
-        problem = check_end(end)
-        if problem:
-            yield ("fabric", "empty_ports", i), problem
-        elif end in used:
-            yield ("fabric", "empty_ports", i), f"{end} is declared empty but is cabled at {_fmt(used[end])}"
-        empty[end] = i
-    yield from _uncabled_ports(spec, topo, used, empty)
+
+
+def _generated_from(spec: ClusterSpec, topo: Topology) -> int | None:
+    """Where the fat tree generator's cables start in ``topo.links`` if every cable from there on is one of
+    them (they follow the cables given by hand); None otherwise. A scan at C speed, for the bulk checks."""
+    first = len(spec.fabric.links)
+    if spec.fabric.fat_tree is None or first >= len(topo.links):
+        return None
+    sources = set(map(itemgetter(4), topo.links[first:]))
+    return first if sources == {FAT_TREE_SOURCE} else None
 
 
 def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
@@ -321,6 +369,8 @@ def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
 def switches_are_cabled(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     """A declared switch with no cable at all is on no fabric: the SM never reaches it, the twin would run it
     alone, and verify would report it missing."""
+    if not spec.switches:
+        return  # the fat tree's own switches are cabled by construction
     cabled = {end.device for link in topo.links for end in (link.a, link.b) if end.hca is None}
     for i, sw in enumerate(spec.switches):
         if sw.name not in cabled:
@@ -404,15 +454,30 @@ def _existing_links(spec: ClusterSpec, topo: Topology) -> list[PlannedLink]:
     ]
 
 
+_HCA_PORTS: list[tuple[ClusterSpec, dict[tuple[str, str], frozenset[int]]]] = []  # the last spec's
+
+
+def _hca_ports(spec: ClusterSpec) -> dict[tuple[str, str], frozenset[int]]:
+    """(node, HCA) -> its ports, built once per spec (several rules ask, and only when a cable needs it)."""
+    if _HCA_PORTS and _HCA_PORTS[0][0] is spec:
+        return _HCA_PORTS[0][1]
+    ports = {(n.name, h.device): frozenset(h.ports) for n in spec.nodes for h in n.hcas}
+    _HCA_PORTS[:] = [(spec, ports)]
+    return ports
+
+
 def _end_exists(spec: ClusterSpec, topo: Topology) -> Callable[[Endpoint], bool]:
     """A fast test that a cable end exists (what :func:`_end_checker` finds nothing wrong with)."""
-    hca_ports = {(n.name, h.device): frozenset(h.ports) for n in spec.nodes for h in n.hcas}
+    hca_ports: dict[tuple[str, str], frozenset[int]] | None = None
     switch_ports = {name: sw.ports for name, sw in topo.switches.items()}
     no_ports: frozenset[int] = frozenset()
 
     def exists(end: Endpoint) -> bool:
+        nonlocal hca_ports
         if end.hca is None:
             return end.port <= switch_ports.get(end.device, 0)
+        if hca_ports is None:
+            hca_ports = _hca_ports(spec)
         return end.port in hca_ports.get((end.device, end.hca), no_ports)
 
     return exists
@@ -420,10 +485,12 @@ def _end_exists(spec: ClusterSpec, topo: Topology) -> Callable[[Endpoint], bool]
 
 def _end_checker(spec: ClusterSpec, topo: Topology) -> Callable[[Endpoint], str | None]:
     """A function that says what is wrong with a cable end (None: it exists)."""
-    hca_ports = {(n.name, h.device): set(h.ports) for n in spec.nodes for h in n.hcas}
-    nodes = {n.name for n in spec.nodes}
+
+    nodes: set[str] = set()  # filled at the first call: most specs never have a cable end in question
 
     def check_end(end: Endpoint) -> str | None:
+        if not nodes:
+            nodes.update(n.name for n in spec.nodes)
         if end.hca is None:
             sw = topo.switches.get(end.device)
             if sw is None:
@@ -433,7 +500,7 @@ def _end_checker(spec: ClusterSpec, topo: Topology) -> Callable[[Endpoint], str 
             if end.port > sw.ports:
                 return f"{end.device} has {sw.ports} ports, there is no port {end.port}"
             return None
-        ports = hca_ports.get((end.device, end.hca))
+        ports = _hca_ports(spec).get((end.device, end.hca))
         if ports is None:
             if end.device not in nodes:
                 return f"unknown node {end.device!r}{_hint(end.device, nodes)}"
@@ -456,6 +523,8 @@ def _uncabled_ports(
         or any(path[:2] == ("fabric", "fat_tree") for path, _ in topo.problems)
         or (ft.hosts_group is not None and ft.hosts_group not in groups)
     )
+    if len(used) - countOf(map(itemgetter(1), used), None) == sum(len(h.ports) for n in spec.nodes for h in n.hcas):
+        return  # as many HCA ports cabled as there are (each cabled end exists and is counted once): none is left
     for i, node in enumerate(spec.nodes):
         if ft_failed and ft is not None and (ft.hosts_group not in groups or ft.hosts_group in node.groups):
             continue
@@ -514,7 +583,9 @@ def ipoib_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
                 yield (*path, "addresses", node), f"unknown node {node!r}{_hint(node, everyone)}"
                 continue
             yield from _address_problems(iface, addr, (*path, "addresses", node), node, nodes_in, used)
-        yield from _pool_problems(spec, iface, path, nodes_in, used)
+        # the pool counts the nodes render gives the interface (a rail's: only those with the rail's port)
+        getting = set(ipoib_nodes(spec, iface)) if iface.rail is not None and nodes_in else nodes_in
+        yield from _pool_problems(spec, iface, path, getting, used)
     yield from _dupes(names, "IPoIB interface")
 
 
@@ -809,6 +880,7 @@ RULES: tuple[Rule, ...] = (
     qos_is_well_formed,
     mpi_rails_exist,
     fat_tree_group_exists,
+    *RAIL_RULES,
 )
 
 

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from ibprov.spec.model import ClusterSpec, FatTree, Switch
 from ibprov.spec.positions import Path
+from ibprov.spec.rails import Rails
 from ibprov.spec.types import Endpoint, parse_endpoint
 from ibprov.spec.units import Speed, Width
 
@@ -230,8 +231,11 @@ def build_topology(spec: ClusterSpec) -> Topology:
         a, b = link.ends
         speed, width = rate(a, b, link.speed, link.width)
         topo.links.append(PlannedLink(a, b, speed, width, ("fabric", "links", i, "link")))
+    rails = Rails.of(spec)
+    unclear = rails.problems(spec)  # mpi.rails that do not say which port carries a rail, fat tree or not
+    topo.problems.extend(unclear)
     if spec.fabric.fat_tree is not None:
-        _expand_fat_tree(spec, spec.fabric.fat_tree, topo, rate)
+        _expand_fat_tree(spec, spec.fabric.fat_tree, topo, rate, rails, bool(unclear))
     return topo
 
 
@@ -239,7 +243,9 @@ def _planned(sw: Switch, *, generated: bool = False) -> PlannedSwitch:
     return PlannedSwitch(sw.name, sw.ports, sw.role, sw.node_guid, sw.description, sw.model, generated)
 
 
-def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateFn) -> None:
+def _expand_fat_tree(
+    spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateFn, rails: Rails, unclear: bool = False
+) -> None:
     src: Path = ("fabric", "fat_tree")
     problems = _tree_problems(ft) if ft.rails == "rail-optimized" else fat_tree_problems(ft)
     if problems:
@@ -260,25 +266,24 @@ def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateF
                 )
     used = {end for link in topo.links for end in (link.a, link.b)}
     skip = used | {parse_endpoint(p) for p in spec.fabric.empty_ports}
-    cabled = [
-        (i, [Endpoint(node.name, hca.device, port) for hca in node.hcas for port in hca.ports])
-        for i, node in enumerate(spec.nodes)
-        if node.hcas and (ft.hosts_group is None or ft.hosts_group in node.groups)
-    ]
+    if unclear:
+        topo.fat_tree_failed = True  # which port carries a rail is unclear (reported by build_topology)
+        return
+    cabled = _cabled_nodes(spec, ft, rails)
     first = len(topo.links)  # the generator's host cables start here
     if ft.rails == "rail-optimized":
-        odd_nodes = _rail_count_problems(spec, cabled)
+        odd_nodes = [] if rails.named else _rail_count_problems(spec, cabled)
         if odd_nodes:
             topo.problems.extend(odd_nodes)
             topo.fat_tree_failed = True
             return
-        rails = len(cabled[0][1]) if cabled else 1
-        problems = fat_tree_problems(ft, rails, len(cabled))
+        count = len(rails.names) if rails.named else len(cabled[0][1]) if cabled else 1
+        problems = fat_tree_problems(ft, count, len(cabled))
         if problems:
             topo.problems.extend(((*src, f), m) for f, m in problems)
             topo.fat_tree_failed = True
             return
-        _cable_rails(ft, topo, leaves, cabled, skip, rate, rails)
+        _cable_rails(ft, topo, leaves, cabled, skip, rate, count)
     elif not _cable_node_grouped(ft, topo, leaves, cabled, skip, rate):
         topo.fat_tree_failed = True
         return
@@ -291,7 +296,28 @@ def _expand_fat_tree(spec: ClusterSpec, ft: FatTree, topo: Topology, rate: RateF
     _check_declared_fit(spec, ft, topo)
 
 
-def _rail_count_problems(spec: ClusterSpec, cabled: list[tuple[int, list[Endpoint]]]) -> list[tuple[Path, str]]:
+Cabled = list[tuple[int, list[Endpoint | None]]]  # (node index, its ports by rail: None where it lacks a rail)
+
+
+def _cabled_nodes(spec: ClusterSpec, ft: FatTree, rails: Rails) -> Cabled:
+    """The nodes the fat tree cables (those of hosts_group, with a port on a rail) and their ports by rail."""
+    group = ft.hosts_group
+    if not rails.named:  # the hot path of a large spec: every port, in order
+        return [
+            (i, rails.ports(node))
+            for i, node in enumerate(spec.nodes)
+            if node.hcas and (group is None or group in node.groups)
+        ]
+    out: Cabled = []
+    for i, node in enumerate(spec.nodes):
+        if group is None or group in node.groups:
+            ports = rails.ports(node)
+            if any(end is not None for end in ports):
+                out.append((i, ports))
+    return out
+
+
+def _rail_count_problems(spec: ClusterSpec, cabled: Cabled) -> list[tuple[Path, str]]:
     """Rail-optimized: every cabled node has as many HCA ports (rails) as the most common count."""
     counts = Counter(len(ports) for _i, ports in cabled)
     if len(counts) < 2:
@@ -314,38 +340,46 @@ def _cable_rails(
     ft: FatTree,
     topo: Topology,
     leaves: list[str],
-    cabled: list[tuple[int, list[Endpoint]]],
+    cabled: Cabled,
     skip: set[Endpoint],
     rate: RateFn,
     rails: int,
 ) -> None:
-    """Rail-optimized: node k of a unit puts its port r on the k-th host port of the unit's leaf group r."""
+    """Rail-optimized: node k of a unit puts its port r on the k-th host port of the unit's leaf group r
+    (a node without rail r leaves that port free)."""
     add, src = topo.links.append, ("fabric", "fat_tree")
     unit_leaves, per_rail, unit_nodes = unit_shape(ft, rails)
     hpl = ft.hosts_per_leaf
+    # hot at 10^5 ports: a cable's rate is its HCA's (a leaf port has none), looked up once per HCA; the
+    # named tuples are built without their keyword-parsing __new__
+    hca_rate: dict[tuple[str, str | None], tuple[Speed, Width]] = {}
+    new_tuple = tuple.__new__
     for k, (_i, ports) in enumerate(cabled):
         unit, slot = divmod(k, unit_nodes)
         in_group, port = divmod(slot, hpl)
         first = unit * unit_leaves + in_group
         for r, host in enumerate(ports):
-            if host in skip:
-                continue  # cabled by hand or left empty: its leaf port stays free, the other rails keep theirs
-            leaf = Endpoint(leaves[first + r * per_rail], None, port + 1)
-            add(PlannedLink(leaf, host, *rate(leaf, host, None, None), src))
+            if host is None or (skip and host in skip):
+                continue  # no such rail, cabled by hand or left empty: its leaf port stays free, the others stay
+            leaf = new_tuple(Endpoint, (leaves[first + r * per_rail], None, port + 1))
+            speed_width = hca_rate.get((host.device, host.hca))
+            if speed_width is None:
+                speed_width = hca_rate[(host.device, host.hca)] = rate(leaf, host, None, None)
+            add(new_tuple(PlannedLink, (leaf, host, *speed_width, src)))
 
 
 def _cable_node_grouped(
     ft: FatTree,
     topo: Topology,
     leaves: list[str],
-    cabled: list[tuple[int, list[Endpoint]]],
+    cabled: Cabled,
     skip: set[Endpoint],
     rate: RateFn,
 ) -> bool:
     """Node-grouped: each node's ports, one after the other, on one leaf (the next leaf when they do not fit)."""
     add, src = topo.links.append, ("fabric", "fat_tree")
     hpl = ft.hosts_per_leaf
-    todo = [[p for p in ports if p not in skip] for _i, ports in cabled]
+    todo = [[p for p in ports if p is not None and p not in skip] for _i, ports in cabled]
     total = sum(map(len, todo))
     slots = ft.leaves * hpl
     if total > slots:
@@ -448,14 +482,16 @@ def _check_declared_fit(spec: ClusterSpec, ft: FatTree, topo: Topology) -> None:
 class RailPlan:
     """Rail-optimized cabling: the rail of each HCA port the fat tree cables and of each of its leaves."""
 
-    port_rail: dict[Endpoint, int]  # HCA port -> rail (its position among its node's ports, from 0)
+    port_rail: dict[Endpoint, int]  # HCA port -> rail (:class:`~ibprov.spec.rails.Rails`, from 0)
     leaf_rail: dict[str, int]  # generated leaf -> the rail its host ports carry
     leaf_of: dict[Endpoint, str]  # HCA port -> its planned leaf
+    rails: Rails = field(default_factory=Rails)
 
     def rail_name(self, rail: int) -> str:
-        """'rail 3 (mlx5_3:1)': the rail and the HCA port that carries it on the first node."""
+        """'rail 3 (mlx5_3:1)' (or 'rail0 (mlx5_0:1)' with mpi.rails): the rail and the HCA port that carries
+        it on the first node."""
         port = next((end for end, r in self.port_rail.items() if r == rail), None)
-        return f"rail {rail}" + (f" ({port.hca}:{port.port})" if port is not None else "")
+        return self.rails.label(rail) + (f" ({port.hca}:{port.port})" if port is not None else "")
 
 
 def rail_plan(spec: ClusterSpec, topo: Topology) -> RailPlan | None:
@@ -463,11 +499,13 @@ def rail_plan(spec: ClusterSpec, topo: Topology) -> RailPlan | None:
     ft = spec.fabric.fat_tree
     if ft is None or ft.rails != "rail-optimized":
         return None
+    rails = Rails.of(spec)
     port_rail = {
-        Endpoint(node.name, hca.device, port): r
+        end: r
         for node in spec.nodes
         if ft.hosts_group is None or ft.hosts_group in node.groups
-        for r, (hca, port) in enumerate((hca, port) for hca in node.hcas for port in hca.ports)
+        for r, end in enumerate(rails.ports(node))
+        if end is not None
     }
     leaf_rail: dict[str, int] = {}
     leaf_of: dict[Endpoint, str] = {}
@@ -475,4 +513,4 @@ def rail_plan(spec: ClusterSpec, topo: Topology) -> RailPlan | None:
         if link.source == ("fabric", "fat_tree") and link.b in port_rail:
             leaf_rail[link.a.device] = port_rail[link.b]
             leaf_of[link.b] = link.a.device
-    return RailPlan(port_rail, leaf_rail, leaf_of)
+    return RailPlan(port_rail, leaf_rail, leaf_of, rails)

@@ -10,6 +10,8 @@ from typing import Annotated, Any, NamedTuple
 from pydantic import BeforeValidator, Field, PlainSerializer, StringConstraints, WithJsonSchema
 
 NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+# the groups discover gives CA nodes that are no hosts (no SSH, no inventory host): SHARP, UFM, gateways
+NON_HOST_GROUPS = ("sharp", "ufm", "gateway")
 Name = Annotated[str, StringConstraints(pattern=NAME_RE, max_length=63)]
 DeviceName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=32)]
 PortNum = Annotated[int, Field(ge=1, le=254)]

@@ -212,11 +212,16 @@ class TwinLimits:
 
 
 def _stand_ins(links: Iterable[PlannedLink], speeds: frozenset[Speed]) -> tuple[LinkStandIn, ...]:
+    links = list(links)
+    rates = {(width, speed) for _a, _b, speed, width, _s in links}  # a fabric has a few rates, not one per link
+    changed = {rate: twin for rate in rates if (twin := twin_rate(*rate, speeds)) != rate}
+    if not changed:
+        return ()
     out = []
     for link in links:
-        width, speed = twin_rate(link.width, link.speed, speeds)
-        if (width, speed) != (link.width, link.speed):
-            out.append(LinkStandIn(link_key(link.a, link.b), link.width, link.speed, width, speed))
+        stand_in = changed.get((link.width, link.speed))
+        if stand_in is not None:
+            out.append(LinkStandIn(link_key(link.a, link.b), link.width, link.speed, *stand_in))
     return tuple(out)
 
 

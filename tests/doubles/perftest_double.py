@@ -9,7 +9,7 @@ client that connects to the server's address -- and prints a REAL perftest captu
 comes from /etc/ibprov-perftest-double.json: {"lat": FILE, "bw": FILE, "slow_lat": FILE, "slow_bw": FILE,
 "slow": false, "hang": false}: a "slow" node (a bad HCA or cable) makes every pair it is in replay the slow
 captures, whichever side it is on (its server tells the client on connect).
-As ``ibv_devices`` it lists one device, mlx5_0, in ibv_devices' layout.
+As ``ibv_devices`` it lists the devices of the config's "devices" (default one, mlx5_0), in ibv_devices' layout.
 
 Never installed by ibprov, never reachable from the CLI or ``make demo``.
 """
@@ -43,9 +43,12 @@ def flag(name: str) -> bool:
 def main(argv: list[str]) -> int:
     tool = os.path.basename(argv[0])
     if tool == "ibv_devices":
+        with open(CONFIG, encoding="utf-8") as f:
+            devices = json.load(f).get("devices", ["mlx5_0"])
         print("    device          \t   node GUID")
         print("    ------          \t----------------")
-        print("    mlx5_0          \t0002c90300a1b2c3")
+        for k, device in enumerate(devices):
+            print(f"    {device:<16}\t0002c90300a1b2{0xC3 + k:02x}")
         return 0
     port, server, args = 18515, None, argv[1:]
     i = 0

@@ -8,23 +8,36 @@ captures from ../shared/fixtures/perftest, so that the orchestration is exercise
 confirmed listening before the client, one TCP port per concurrent pair, judging against the line rate,
 culprit analysis, a hung client stopped and retried, every server stopped, and a node with no RDMA device
 skipped. A rack no example has: five nodes, two leaves, an odd number of pairs per round.
+
+And a scaled-down rail-optimized design whose rails are ``mpi.rails`` (4 nodes x 2 rail HCAs, one scalable
+unit of 2 leaves and a spine, two nodes with a storage HCA outside the rails cabled by hand to a storage
+leaf): rail-aware pairs only ports of one rail on that rail's leaf and tests every rail port, and a dry run
+of route-aware on the LFTs the twin's real OpenSM programmed covers every link direction.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from ibprov.cli import cli
 from ibprov.report.model import Report
 from ibprov.spec import LoadedSpec, load_spec_text
+from ibprov.spec.rails import Rails
+from ibprov.spec.topology import rail_plan
+from ibprov.spec.types import Endpoint
 from ibprov.twin.rack import RackState, down, up
 from ibprov.verify.perf.baseline import load_baseline
+from ibprov.verify.perf.facts import PerfFacts
 from ibprov.verify.perf.section import save_baseline
 from ibprov.verify.sections import VerifyOptions, run_sections, section_info
 
@@ -75,6 +88,46 @@ acceptance:
 """
 TOOLS = ("ib_write_lat", "ib_write_bw", "ibv_devices")
 
+# mlx5_0 is the storage HCA (on no rail: positions would have made it rail 0); the rails are mlx5_1 and mlx5_2
+RAIL_SPEC = """\
+version: 1
+cluster: {name: trp%(run)s, ssh_user: root}
+nodes:
+  - {name: gpu01, groups: [gpu], hcas: [{device: mlx5_0}, {device: mlx5_1}, {device: mlx5_2}]}
+  - {name: gpu02, groups: [gpu], hcas: [{device: mlx5_0}, {device: mlx5_1}, {device: mlx5_2}]}
+  - {name: gpu03, groups: [gpu], hcas: [{device: mlx5_1}, {device: mlx5_2}]}
+  - {name: gpu04, groups: [gpu], hcas: [{device: mlx5_1}, {device: mlx5_2}]}
+switches:
+  - {name: stor01, role: leaf, ports: 8}
+fabric:
+  speed: HDR
+  width: 4x
+  fat_tree:
+    radix: 8
+    leaves: 2
+    spines: 1
+    hosts_per_leaf: 4
+    uplinks_per_leaf: 2
+    rails: rail-optimized
+    unit_nodes: 4
+  links:
+    - stor01:1 <-> gpu01/mlx5_0:1
+    - stor01:2 <-> gpu02/mlx5_0:1
+    - stor01:8 <-> spine01:5
+subnet_manager:
+  routing_engine: updn
+  instances: [{node: gpu01, priority: 15}]
+mpi:
+  rails:
+    - {name: rail0, devices: ["mlx5_1:1"]}
+    - {name: rail1, devices: ["mlx5_2:1"]}
+acceptance:
+  latency_tests: [ib_write_lat]
+  bandwidth_sizes: [65536]
+  perftest_timeout_seconds: 5
+  tcp_probe: false
+"""
+
 
 def podman(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, CONTAINERS_CONF=str(ROOT / "images" / "containers.conf"))
@@ -82,14 +135,21 @@ def podman(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def install_double(
-    state: RackState, node: str, *, devices: bool = True, slow: bool = False, hang: bool = False
+    state: RackState,
+    node: str,
+    *,
+    devices: bool = True,
+    slow: bool = False,
+    hang: bool = False,
+    hcas: tuple[str, ...] = ("mlx5_0",),
 ) -> None:
     captures = CAPTURE
     box = state.nodes[node].container
     assert podman("cp", str(DOUBLE), f"{box}:/usr/local/bin/perftest_double").returncode == 0
     for name in captures.values():
         assert podman("cp", str(CAPTURES / name), f"{box}:/usr/local/share/{name}").returncode == 0
-    config = {kind: f"/usr/local/share/{name}" for kind, name in captures.items()} | {"slow": slow, "hang": hang}
+    config: dict[str, object] = {kind: f"/usr/local/share/{name}" for kind, name in captures.items()}
+    config |= {"slow": slow, "hang": hang, "devices": list(hcas)}
     links = [t for t in TOOLS if devices or t != "ibv_devices"]
     script = (
         "chmod 755 /usr/local/bin/perftest_double && "
@@ -110,23 +170,58 @@ def doubles_running(state: RackState) -> dict[str, str]:
     return out
 
 
+@contextlib.contextmanager
+def opensm_on_this_host(state: RackState, hca: str, engine: str) -> Iterator[None]:
+    """The real OpenSM, run on this host as ``hca`` (NODE/DEVICE) of the rack (ibsim remote mode, as the twin's
+    rogue-sm fault runs it) until the subnet is up; stopped by its PID afterwards. (``apply`` starts the
+    planned SMs in the containers; this test needs only the routes they program.)"""
+    log = Path(state.directory) / "test-opensm.log"
+    argv = ["opensm", "-R", engine, "-p", "15", "-f", str(log), "-d2"]
+    sm = subprocess.Popen(argv, env=state.diag_env(state.sim_hosts[hca]), cwd=state.directory)
+    try:
+        deadline = time.monotonic() + 60
+        while "SUBNET UP" not in (log.read_text(errors="replace") if log.is_file() else ""):
+            assert sm.poll() is None, f"opensm exited {sm.returncode}"
+            assert time.monotonic() < deadline, "OpenSM did not bring the subnet up within 60 s"
+            time.sleep(0.5)
+        yield
+    finally:
+        sm.terminate()
+        try:
+            sm.wait(10)
+        except subprocess.TimeoutExpired:
+            sm.kill()
+            sm.wait()
+
+
 def perf(loaded: LoadedSpec, **options: object) -> Report:
     return run_sections(loaded, [section_info("perf")], VerifyOptions(target="twin", **options))  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def rack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoadedSpec, RackState]]:
+def rack_of(spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoadedSpec, RackState]]:
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (scripts/molecule.sh installs it)")
     if not CAPTURES.is_dir():
         pytest.skip(f"the shared perftest captures are not at {CAPTURES}")
     monkeypatch.setenv("IBPROV_TWIN_DIR", str(tmp_path / "twins"))
-    loaded = load_spec_text(SPEC % {"run": os.getpid() % 10000}, str(tmp_path / "perf.yaml"))
+    path = tmp_path / "perf.yaml"
+    path.write_text(spec % {"run": os.getpid() % 10000})
+    loaded = load_spec_text(path.read_text(), str(path))
     state = up(loaded)
     try:
         yield loaded, state
     finally:
         down(loaded)
+
+
+@pytest.fixture
+def rack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoadedSpec, RackState]]:
+    yield from rack_of(SPEC, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def rail_rack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoadedSpec, RackState]]:
+    yield from rack_of(RAIL_SPEC, tmp_path, monkeypatch)
 
 
 def test_perf_runs_pairs_over_ssh_judges_them_names_the_culprit_and_leaves_no_server(
@@ -194,3 +289,60 @@ def test_a_hung_client_is_stopped_retried_and_reported_and_nothing_is_left_runni
     assert hung
     assert all("did not finish within 5 s (stopped)" in f.observed for f in hung), [f.observed for f in hung]
     assert doubles_running(state) == {}
+
+
+def test_rail_aware_pairs_one_rail_on_its_leaf_tests_every_rail_port_and_route_aware_covers_every_link(
+    rail_rack: tuple[LoadedSpec, RackState], tmp_path: Path
+) -> None:
+    loaded, state = rail_rack
+    rails = Rails.of(loaded.spec)
+    rail_of = {end: r for node in loaded.spec.nodes for end, r in rails.rail_of(node).items()}
+    assert len(rail_of) == 8  # 4 nodes x 2 rails; the two storage ports are on none
+    plan = rail_plan(loaded.spec, loaded.topology)
+    assert plan is not None
+    assert plan.port_rail == rail_of  # the generator cabled exactly the rails' ports
+    assert {str(end) for end in plan.leaf_of} == {str(end) for end in rail_of}
+    assert {plan.leaf_of[end] for end in rail_of if rail_of[end] == 0} == {"leaf01"}
+    assert {plan.leaf_of[end] for end in rail_of if rail_of[end] == 1} == {"leaf02"}
+    assert len(state.nodes) == 4  # every node has a container: every pair really runs
+    for node in state.nodes:
+        hcas = tuple(h.device for h in next(n for n in loaded.spec.nodes if n.name == node).hcas)
+        install_double(state, node, hcas=hcas)
+
+    report = perf(loaded, pairs="rail-aware")
+    facts = report.section("perf").facts
+    assert isinstance(facts, PerfFacts)
+    pairs = facts.plan.schedule.pairs
+    storage = {Endpoint("gpu01", "mlx5_0", 1), Endpoint("gpu02", "mlx5_0", 1)}
+    for pair in pairs:
+        if pair.client in storage:  # the ports on no rail meet only each other
+            assert pair.server in storage - {pair.client}
+            continue
+        assert rail_of[pair.client] == rail_of[pair.server], f"{pair} crosses rails"
+        assert plan.leaf_of[pair.client] == plan.leaf_of[pair.server], f"{pair} leaves its rail's leaf"
+        assert pair.client.device != pair.server.device
+    tested = {end for p in pairs for end in (p.client, p.server)}
+    assert tested == set(rail_of) | storage  # every rail port (and both storage ports) tested
+    assert facts.plan.schedule.untested == ()
+    # all-pairs within each rail: 4 nodes, 3 rounds, each rail's two node pairs at once, rails in parallel
+    assert len(facts.plan.schedule.rounds) == 3
+    assert [len(r) for r in facts.plan.schedule.rounds] == [5, 4, 4]
+    runs = facts.obs.runs
+    assert len(runs) == len(pairs) * 2  # ib_write_lat 2B and ib_write_bw 64KiB, each pair
+    assert {r.status for r in runs} == {"ok"}, [(str(r.pair), r.test, r.reason) for r in runs if r.status != "ok"]
+    assert {str(end) for r in runs for end in (r.pair.client, r.pair.server)} == {str(e) for e in tested}
+    assert doubles_running(state) == {}
+    assert report.exit_code == 0, [(f.check, f.object, f.observed) for f in report.findings]
+
+    # the route-aware dry run reads the LFTs the twin's OpenSM programmed (through the rack's probe HCA)
+    argv = ["verify", str(tmp_path / "perf.yaml"), "--perf", "--dry-run", "--pairs", "route-aware", "--target", "twin"]
+    with opensm_on_this_host(state, "gpu01/mlx5_0", loaded.spec.subnet_manager.routing_engine[0]):
+        dry = CliRunner().invoke(cli, argv)
+    assert dry.exit_code == 0, dry.output
+    lines = dry.output.splitlines()
+    assert lines[0].startswith("route-aware schedule: ")
+    assert lines[0].endswith(" (routes: LFTs (dump_lfts))"), lines[0]
+    # 2 rail leaves x 2 uplinks + the storage leaf's uplink, both ways: 10 inter-switch link directions
+    assert lines[1] == "link coverage: 100.0 % (10 of 10 inter-switch link directions)", lines[:3]
+    assert not [line for line in lines if line.startswith(("note:", "  not covered"))], lines
+    assert lines[-1] == "dry run: nothing was started"

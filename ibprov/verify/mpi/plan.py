@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, cast
 
-from ibprov.discover.hosts import NON_HOST_KINDS as NON_HOST_GROUPS
 from ibprov.render.inventory import mpi_vars
 from ibprov.render.templates import render_role_template
 from ibprov.resources import roles_dir
 from ibprov.spec import LoadedSpec
+from ibprov.spec.types import NON_HOST_GROUPS
 from ibprov.spec.units import data_rate_gbps
 from ibprov.verify.collect.mpiconf import DISTRIBUTION_MCA, parse_kv_file
 

@@ -7,11 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ibprov.discover.hosts import NON_HOST_KINDS as NON_HOST_GROUPS
 from ibprov.discover.hosts import PLACEHOLDER_DEVICE as PLACEHOLDER
 from ibprov.render.guids import GuidBook
 from ibprov.spec import LoadedSpec
-from ibprov.spec.types import Endpoint
+from ibprov.spec.types import NON_HOST_GROUPS, Endpoint
 from ibprov.spec.units import data_rate_gbps
 from ibprov.twin.limits import TwinLimits
 

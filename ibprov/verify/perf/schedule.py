@@ -4,8 +4,12 @@ A :class:`Pair` is client -> server: the client's ``ib_write_bw`` writes into th
 follows the route from client to server (the other way carries only acknowledgements, which do not count
 as testing a link). A round is a set of pairs that run at the same time: no host port is in two pairs of a
 round (the node schedules also keep each node to one pair per round). Host ports are the HCA ports of the
-spec's nodes that are cabled; a node's HCA number *i* (in the spec's order) is its **rail** *i*, and for a
-dual-port HCA each port is a rail of its own (rail = (HCA index, port)).
+spec's nodes that are cabled. **Rails** mean what they mean to the fat-tree generator
+(:class:`ibprov.spec.rails.Rails`): with ``mpi.rails``, rail *i* is ``mpi.rails[i]`` (on each node the port
+one of its ``DEVICE:PORT`` entries names; a node may lack a rail), and a port on no rail (a storage HCA
+cabled by ``fabric.links``) is grouped with the ports of the same ``DEVICE:PORT`` name on the other nodes,
+after the rails; without ``mpi.rails``, rail *i* is the *i*-th port among a node's HCA ports (HCAs in the
+spec's order, then their ports: each port of a dual-port HCA is a rail of its own).
 
 quick (:func:`quick`)
     Every host port at least once, in as few rounds as possible. Within each rail, the first half of the
@@ -18,10 +22,11 @@ quick (:func:`quick`)
 all-pairs (:func:`all_pairs`)
     Every pair of nodes exactly once, by the circle method (round robin): node 0 stays, the others
     rotate one place per round; n - 1 rounds of n/2 pairs for even n, n rounds with one node sitting out
-    (a bye) for odd n. A node is tested on its first cabled port (rail 0).
+    (a bye) for odd n. A node is tested on its first cabled port (its lowest rail).
 rail-aware (:func:`rail_aware`)
     The same pairing (all-pairs by default, or quick) run per rail: rail *i* of node A only ever meets
-    rail *i* of node B, and round *r* runs round *r* of every rail at once.
+    rail *i* of node B (a port on no rail only the same-named port of another node), and round *r* runs
+    round *r* of every rail at once. A port alone on its rail is not tested (listed as such).
 route-aware (:func:`route_aware`, :func:`route_aware_from_lfts`, :func:`route_schedule`)
     Pairs chosen from the routes (the plan's up*/down* model, or the SM's LFTs; see
     :mod:`ibprov.verify.perf.routes`) so that every inter-switch link direction that host-to-host traffic
@@ -49,6 +54,7 @@ from itertools import islice
 from typing import Literal
 
 from ibprov.spec import LoadedSpec
+from ibprov.spec.rails import Rails
 from ibprov.spec.types import Endpoint
 from ibprov.verify.collect.ibnetdiscover import Fabric
 from ibprov.verify.collect.lfts import Lfts
@@ -69,7 +75,8 @@ __all__ = [
 ]
 
 ScheduleKind = Literal["quick", "all-pairs", "rail-aware", "route-aware"]
-Rail = tuple[int, int]  # (HCA index in the node's hcas, port number)
+# (rail index, "") for a port on a rail; (number of rails, "DEVICE:PORT") for a port on none (mpi.rails only)
+Rail = tuple[int, str]
 
 _SHOWN = 8  # directions listed by describe() before "and N more"
 
@@ -200,16 +207,16 @@ def _half_split(n: int) -> list[tuple[int, int]]:
 
 
 def _rails(loaded: LoadedSpec) -> list[tuple[str, list[tuple[Rail, Endpoint]]]]:
-    """Each node with cabled ports: its name and (rail, port) in rail order."""
+    """Each node with cabled ports: its name and (rail, port) in rail order, then its ports on no rail."""
     cabled = {end for link in loaded.topology.links for end in (link.a, link.b) if end.hca is not None}
+    rails = Rails.of(loaded.spec)
+    off = len(rails.names)
     out = []
     for node in loaded.spec.nodes:
-        ports = [
-            ((i, port), Endpoint(node.name, hca.device, port))
-            for i, hca in enumerate(node.hcas)
-            for port in hca.ports
-            if Endpoint(node.name, hca.device, port) in cabled
+        ports: list[tuple[Rail, Endpoint]] = [
+            ((r, ""), end) for r, end in enumerate(rails.ports(node)) if end is not None and end in cabled
         ]
+        ports += [((off, f"{end.hca}:{end.port}"), end) for end in rails.off_rail(node) if end in cabled]
         if ports:
             out.append((node.name, ports))
     return out

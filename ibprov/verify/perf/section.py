@@ -92,18 +92,42 @@ def live_schedule(loaded: LoadedSpec, runner: Runner) -> tuple[Schedule, Routing
     return route_schedule(routing), routing, routing.source
 
 
-def dry_run_lines(loaded: LoadedSpec, kind: ScheduleKind | None = None) -> list[str]:
-    """``verify --perf --dry-run``: the schedule from the plan, and what each pair would run."""
+def dry_run_lines(
+    loaded: LoadedSpec, kind: ScheduleKind | None = None, options: VerifyOptions | None = None
+) -> list[str]:
+    """``verify --perf --dry-run``: the schedule, and what each pair would run. Route-aware with ``--target
+    twin`` or ``--via HOST``: from the LFTs the SM programmed, read where the fabric diags run (as the run
+    would; the plan's routes when they cannot be read, with why); else from the plan."""
     kind = kind or loaded.spec.acceptance.pairs
-    schedule, routing = schedule_for(loaded, kind)
+    notes: list[str] = []
+    if kind == "route-aware" and options is not None and (options.target == "twin" or options.via is not None):
+        schedule, routing, notes = _route_aware_live(loaded, options)
+    else:
+        schedule, routing = schedule_for(loaded, kind)
     plan = build_perf_plan(loaded, schedule, routing=routing)
     tests = ", ".join(t.name for t in plan.tests)
-    lines = schedule.describe()
+    lines = schedule.describe() + [f"note: {note}" for note in notes]
     lines.append(f"each pair runs: {tests}" + (" (bidirectional)" if plan.bidirectional else ""))
     if plan.tcp.enabled:
         lines.append(f"then the TCP probe: iperf3 for {plan.tcp.seconds} s between each pair of nodes")
     lines.append("dry run: nothing was started")
     return lines
+
+
+def _route_aware_live(loaded: LoadedSpec, options: VerifyOptions) -> tuple[Schedule, Routing, list[str]]:
+    """The route-aware schedule from the LFTs read where the fabric diags run; the plan's when they cannot be
+    read (and a note saying why)."""
+    from ibprov.verify.fabric.commands import diag_runner
+
+    runner, _limits = diag_runner(loaded, options)
+    try:
+        schedule, routing, _routes = live_schedule(loaded, runner)
+        return schedule, routing, []
+    except (ValueError, CollectError) as err:  # the fabric cannot be read from here: the plan's routes
+        schedule, routing = schedule_for(loaded, "route-aware")
+        return schedule, routing, [f"routes from the plan (the fabric's LFTs could not be read here: {err})"]
+    finally:
+        runner.close()
 
 
 def baseline_results(facts: PerfFacts) -> dict[str, BaselineEntry]:
@@ -127,8 +151,6 @@ def save_baseline(report: SectionReport, cluster: str, path: Path) -> int:
 
 def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionReport:
     """The section as the CLI runs it: the spec's nodes over SSH (or the twin rack's containers)."""
-    from ibprov.verify.fabric.commands import diag_runner
-
     kind: ScheduleKind = options.pairs or loaded.spec.acceptance.pairs  # type: ignore[assignment]
     baseline: Baseline | None = load_baseline(options.baseline) if options.baseline is not None else None
     twin = options.target == "twin"
@@ -150,15 +172,9 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionRe
         targets = ssh_targets(nodes)
     routes = ""
     if kind == "route-aware":  # from the LFTs the SM programmed, read where the fabric diags run
-        runner, _limits = diag_runner(loaded, options)
-        try:
-            schedule, routing, routes = live_schedule(loaded, runner)
-        except (ValueError, CollectError) as err:  # the fabric cannot be read from here: the plan's routes
-            schedule, routing = schedule_for(loaded, kind)
-            routes = schedule.routes or "the plan"
-            notes.append(f"routes from the plan (the fabric's LFTs could not be read here: {err})")
-        finally:
-            runner.close()
+        schedule, routing, why = _route_aware_live(loaded, options)
+        routes = schedule.routes or "the plan"
+        notes += why
     else:
         schedule, routing = schedule_for(loaded, kind)
     plan = build_perf_plan(loaded, schedule, twin=twin, routing=routing, baseline=baseline)
