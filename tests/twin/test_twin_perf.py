@@ -346,3 +346,31 @@ def test_rail_aware_pairs_one_rail_on_its_leaf_tests_every_rail_port_and_route_a
     assert lines[1] == "link coverage: 100.0 % (10 of 10 inter-switch link directions)", lines[:3]
     assert not [line for line in lines if line.startswith(("note:", "  not covered"))], lines
     assert lines[-1] == "dry run: nothing was started"
+
+
+def test_nodes_behind_a_jump_host_or_a_proxy_command_are_reached_through_it(
+    rack: tuple[LoadedSpec, RackState], tmp_path: Path
+) -> None:
+    """A rack behind a bastion: cn02 through `ProxyJump cn01`, cn03 through `ProxyCommand ssh -W %h:%p cn01`
+    (the twin's own ssh_config completes each hop); each node sees its SSH connection come from cn01."""
+    from ibprov.verify.perf.remote import SshRemote, ssh_targets
+
+    _loaded, state = rack
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        "Host cn02\n  ProxyJump cn01\n"
+        f"Host cn03\n  ProxyCommand ssh -F {state.ssh_config} -W %h:%p cn01\n" + state.ssh_config.read_text()
+    )
+    targets = ssh_targets([(n, n, "root") for n in ("cn02", "cn03")], config=config)
+    assert targets["cn02"].jump is not None
+    assert targets["cn03"].proxy_command is not None
+    remote = SshRemote(targets)
+    try:
+        for node in ("cn02", "cn03"):
+            done = remote.run(node, 'hostname; echo "$SSH_CONNECTION"', timeout=30)
+            assert done.rc == 0, done.stderr
+            name, connection = done.stdout.splitlines()[:2]
+            assert name == node
+            assert connection.split()[0] == state.nodes["cn01"].address, f"{node} is reached through cn01"
+    finally:
+        remote.close()
