@@ -226,6 +226,9 @@ class Routing(ABC):
 
 
 # ------------------------------------------------------------------------------------ the plan's model
+_UPDOWN_ENGINES = ("ftree", "updn")  # engines whose fat-tree routes the up*/down* model follows
+
+
 class _PlannedRouting(Routing):
     source = "plan (up*/down* model of ftree)"
 
@@ -368,7 +371,14 @@ def planned_routing(loaded: LoadedSpec) -> Routing:
         if switch_end.hca is None and switch_end.device in index:
             hosts.append((host_end, index[switch_end.device], switch_end.port))
     g.finish(hosts)
-    return _PlannedRouting(g)
+    routing = _PlannedRouting(g)
+    engines = loaded.spec.subnet_manager.routing_engine
+    if engines and engines[0] not in _UPDOWN_ENGINES:  # the model is not what this SM computes: say so
+        routing.source = (
+            f"plan (up*/down* model of ftree; the spec's SM routes with {','.join(engines)}, whose routes may "
+            "differ: a run reads the LFTs)"
+        )
+    return routing
 
 
 # ------------------------------------------------------------------------------- the programmed routes

@@ -192,6 +192,15 @@ def test_the_offline_model_routes_like_opensm_on_the_sim_capture() -> None:
             assert [str(programmed.direction(e)) for e in real] == [str(planned.direction(e)) for e in model]
 
 
+def test_the_offline_model_says_when_the_specs_sm_routes_with_another_engine() -> None:
+    minhop = FT2.replace("routing_engine: ftree", "routing_engine: [minhop, updn]")
+    assert planned_routing(load_spec_text(FT2, "ft2.yaml")).source == "plan (up*/down* model of ftree)"
+    assert planned_routing(load_spec_text(minhop, "ft2.yaml")).source == (
+        "plan (up*/down* model of ftree; the spec's SM routes with minhop,updn, whose routes may differ: "
+        "a run reads the LFTs)"
+    )
+
+
 def test_describe_for_a_dry_run() -> None:
     lines = route_aware(load_spec(EXAMPLES / "fat-tree.yaml")).describe()
     assert lines[0].startswith("route-aware schedule: 4 rounds, ")
