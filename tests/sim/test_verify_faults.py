@@ -432,6 +432,30 @@ def restart_sm(loaded: LoadedSpec, run: TwinRun, node: str) -> tuple[OpenSM, int
     return sm, offset
 
 
+def take_back(loaded: LoadedSpec, run: TwinRun, node: str, master: OpenSM) -> OpenSM:
+    """Restart the planned SM on ``node``; ``master`` hands the subnet over to it (it goes STANDBY) and the
+    returning SM sweeps as master (SUBNET UP).
+
+    One simulator artefact is retried, once: umad2sim drops a MAD's timeout_ms and retries (ibsim's
+    umad2sim_write), so a response ibsim loses is never timed out as the kernel would, and OpenSM's sweep
+    waits for it for ever (seen in about 1 run in 4: MASTER, then silence, and at exit "clear_madw: ERR 5401:
+    evicting entry ... mgmt class 0x1"). The hung SM is then stopped, ``master`` takes the subnet back, and
+    the handover is tried again."""
+    for attempt in (1, 2):
+        offset = len(master.log_text())
+        back, back_offset = restart_sm(loaded, run, node)
+        assert master.wait_for("Entering STANDBY state", 60, after=offset), master.log_text()[offset:][-2000:]
+        assert back.wait_for("Entering MASTER state", 30, after=back_offset), back.log_text()[back_offset:][-2000:]
+        if back.wait_for("SUBNET UP", 30, after=back_offset):
+            return back
+        assert attempt == 1, f"{node} took over but never swept: {back.log_text()[back_offset:][-2000:]}"
+        offset = len(master.log_text())
+        back.stop()
+        assert master.wait_for("Entering MASTER state", 30, after=offset), master.log_text()[offset:][-2000:]
+        assert master.wait_for("SUBNET UP", 30, after=offset), master.log_text()[offset:][-2000:]
+    raise AssertionError("unreachable")
+
+
 def test_the_restarted_master_takes_over_again_by_priority_and_no_pkey_table_changes(tmp_path: Path) -> None:
     """OpenSM 3.3.23: after each heavy sweep a MASTER hands over (SubnSet(SMInfo) HANDOVER) to any SM that is
     not NOTACTIVE and is greater: higher sm_priority, or the same and a lower port GUID. sm01 (15) comes back
@@ -447,10 +471,7 @@ def test_the_restarted_master_takes_over_again_by_priority_and_no_pkey_table_cha
         assert second.wait_for("SUBNET UP", 30, after=offset)
         failed_over = verify(loaded, run)
         tables.append(pkey_tables(run))
-        offset = len(second.log_text())
-        back, back_offset = restart_sm(loaded, run, "sm01")
-        assert second.wait_for("Entering STANDBY state", 60, after=offset), second.log_text()[offset:][-2000:]
-        assert back.wait_for("SUBNET UP", 60, after=back_offset), back.log_text()[back_offset:][-2000:]
+        take_back(loaded, run, "sm01", second)
         handed_back = verify(loaded, run)
         tables.append(pkey_tables(run))
     assert failed_over.facts.as_dict()["master_sm"]["object"] == "sm02 mlx5_0 port 1"
