@@ -66,6 +66,8 @@ def _always(simulator: str) -> tuple[str, ...]:
         "no RDMA data path: the twin simulates management datagrams only, so RDMA (perftest) tests are skipped",
         "no InfiniBand kernel: no verbs device and no IPoIB interface; IPoIB is judged on its files and units",
         f"{simulator} serves at most {MAX_CLIENTS} client processes at once (each OpenSM and diag holds one)",
+        "no MAD timeouts: libumad2sim drops a MAD's timeout and retries, so a reply the simulator loses is "
+        "waited for for ever (an SM's sweep can hang; the twin's own waits are bounded and say so)",
     )
 
 
