@@ -9,7 +9,8 @@ from ibprov.errors import Problem
 from ibprov.render.guids import GuidBook, fmt_guid
 from ibprov.spec import LoadedSpec, collector_paused
 from ibprov.spec.model import ClusterSpec, Member, Partition, QosTables, SmInstance
-from ibprov.spec.rail_rules import rail_ports
+from ibprov.spec.rail_rules import index_of
+from ibprov.spec.rails import rail_ports
 from ibprov.spec.units import MTU_CODE, RATE_CODE
 
 _QOS_PREFIX = {
@@ -103,22 +104,16 @@ def _member_ports(
     rails = {r.name: rail_ports(r) for r in spec.mpi.rails}
     chosen: dict[tuple[str, str, int], tuple[int, int, str]] = {}
     origin: dict[tuple[str, str, int], tuple[str | int, ...]] = {}
-    by_group: dict[str, list[str]] = {}
-    for n in spec.nodes:
-        for g in n.groups:
-            by_group.setdefault(g, []).append(n.name)
-    nodes = {n.name: n for n in spec.nodes}
+    index = index_of(spec)  # the nodes a member selects, as validation saw them
     for j, m in enumerate(part.members):
-        names = (
-            [n.name for n in spec.nodes] if m.all else by_group.get(m.group or "", []) if m.group else [m.node or ""]
-        )
         membership: str = m.membership or part.defmember
         only = rails.get(m.rail, frozenset()) if m.rail is not None else None
         rank = (_SPECIFICITY[_member_kind(m)] + (0 if only is None else 1), _RANK[membership], membership)
         strength = rank[:2]
         where = ("partitions", part_index, "members", j)
-        for name in names:
-            for hca in nodes[name].hcas:
+        for selected in index.select(m):
+            name = selected.name
+            for hca in selected.hcas:
                 device = hca.device
                 for port in hca.ports:
                     if only is not None and (device, port) not in only:

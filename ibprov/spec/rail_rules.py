@@ -15,20 +15,11 @@ from typing import Literal
 
 from ibprov.spec.model import ClusterSpec, IpoibInterface, Member, Node, Partition, Rail
 from ibprov.spec.positions import Path, format_path
+from ibprov.spec.rails import Port, rail_ports
 from ibprov.spec.topology import Topology
 
 Finding = tuple[Path, str]
-Port = tuple[str, int]  # (device, port)
 ALL_PORTS: Literal["all"] = "all"
-
-
-def rail_ports(rail: Rail) -> frozenset[Port]:
-    """The rail's DEVICE:PORT entries as (device, port)."""
-    out = set()
-    for entry in rail.devices:
-        device, _, port = entry.partition(":")
-        out.add((device, int(port)))
-    return frozenset(out)
 
 
 def node_ports(node: Node) -> list[Port]:

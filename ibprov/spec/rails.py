@@ -15,11 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ibprov.spec.model import ClusterSpec, Node
+from ibprov.spec.model import ClusterSpec, Node, Rail
 from ibprov.spec.positions import Path
 from ibprov.spec.types import Endpoint
 
-__all__ = ["Rails"]
+__all__ = ["Rails", "rail_ports"]
+
+Port = tuple[str, int]  # (device, port)
+
+
+def rail_ports(rail: Rail) -> frozenset[Port]:
+    """The rail's ``DEVICE:PORT`` entries as (device, port)."""
+    return frozenset((device, int(port)) for device, _, port in (d.partition(":") for d in rail.devices))
 
 
 @dataclass(frozen=True)
@@ -31,11 +38,10 @@ class Rails:
 
     @classmethod
     def of(cls, spec: ClusterSpec) -> Rails:
-        index: dict[tuple[str, int], int] = {}
+        index: dict[Port, int] = {}
         for r, rail in enumerate(spec.mpi.rails):
-            for dev in rail.devices:
-                device, _, port = dev.partition(":")
-                index.setdefault((device, int(port)), r)  # a port in two rails: the first (a problem)
+            for key in rail_ports(rail):
+                index.setdefault(key, r)  # a port in two rails: the first (a problem)
         return cls(tuple(r.name for r in spec.mpi.rails), index)
 
     @property
