@@ -388,7 +388,7 @@ def main() -> None:
         raise SystemExit("podman is missing: run `make molecule` (scripts/molecule.sh installs it) first")
 
     sys.path.insert(0, str(REPO))
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
     from ibprov.twin.bringup import write_twin
 
     env = dict(os.environ, CONTAINERS_CONF=str(REPO / "images" / "containers.conf"), ANSIBLE_NOCOLOR="1")

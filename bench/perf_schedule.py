@@ -45,9 +45,9 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from docblock import replace_block  # noqa: E402
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text  # noqa: E402
 from ibprov.design import design, spec_text  # noqa: E402
-from ibprov.spec import LoadedSpec, load_spec_text  # noqa: E402
-from ibprov.verify.collect import ibnetdiscover, lfts  # noqa: E402
+from ibprov.probes import ibnetdiscover, lfts  # noqa: E402
 from ibprov.verify.perf.routes import lft_routing, planned_routing  # noqa: E402
 from ibprov.verify.perf.schedule import Schedule, route_aware, route_aware_from_lfts  # noqa: E402
 

@@ -207,8 +207,8 @@ def _loads(r: dict[str, float]) -> str:
 
 
 def profile(what: str) -> None:
+    from ibprov.clusterspec import load_spec_text
     from ibprov.render import parallel, render_files
-    from ibprov.spec import load_spec_text
 
     parallel.can_fork = lambda: False  # all of render in this process, where the profiler sees it
 

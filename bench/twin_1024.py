@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fat_tree_1024 import spec_text
 
-from ibprov.spec import load_spec_text
+from ibprov.clusterspec import load_spec_text
 from ibprov.twin.bringup import start_twin, write_twin
 from ibprov.twin.sim import start_sim
 

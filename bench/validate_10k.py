@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from docblock import replace_block  # noqa: E402
 
-from ibprov.spec import load_spec, load_spec_text  # noqa: E402
+from ibprov.clusterspec import load_spec, load_spec_text  # noqa: E402
 
 DOCS = REPO / "docs" / "benchmarks.md"
 BEGIN = "<!-- BEGIN_BENCH_VALIDATE -->"
@@ -136,7 +136,7 @@ def _validate(path: Path) -> None:
 
 
 def _startup() -> None:
-    subprocess.run([sys.executable, "-c", "import ibprov.cli, ibprov.spec"], check=True)
+    subprocess.run([sys.executable, "-c", "import ibprov.cli, ibprov.clusterspec"], check=True)
 
 
 def machine() -> dict[str, str]:
@@ -195,7 +195,7 @@ def run(runs: int) -> str:
         "|---|---|---|---|---|---|---|---|",
         *rows,
         "",
-        f"Of that, interpreter start-up and imports (`python -c 'import ibprov.cli, ibprov.spec'`) take "
+        f"Of that, interpreter start-up and imports (`python -c 'import ibprov.cli, ibprov.clusterspec'`) take "
         f"{startup_best:.2f} s (best), {startup_median:.2f} s (median).",
         "",
     ]

@@ -27,13 +27,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from docblock import replace_block  # noqa: E402
 from fat_tree_1024 import spec_text  # noqa: E402
 
-from ibprov.render.guids import GuidBook  # noqa: E402
-from ibprov.spec import LoadedSpec, load_spec  # noqa: E402
+from ibprov.clusterspec import LoadedSpec, load_spec  # noqa: E402
+from ibprov.identity.guids import GuidBook  # noqa: E402
+from ibprov.probes.runner import CommandResult, LocalRunner  # noqa: E402
 from ibprov.twin.bringup import TwinRun, hca_id, start_twin  # noqa: E402
 from ibprov.verify.fabric.collect import collect  # noqa: E402
 from ibprov.verify.fabric.plan import build_plan  # noqa: E402
 from ibprov.verify.fabric.section import check_observation  # noqa: E402
-from ibprov.verify.runner import CommandResult, LocalRunner  # noqa: E402
 
 RUNS = 5
 

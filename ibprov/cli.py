@@ -72,7 +72,7 @@ def cli() -> None:
 @handles_errors
 def validate(spec: Path, quiet: bool) -> None:
     """Check SPEC; print every problem as FILE:LINE:COL: field: message (exit 2), or a summary (exit 0)."""
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
 
     loaded = load_spec(spec)
     if not quiet:
@@ -90,7 +90,7 @@ def validate(spec: Path, quiet: bool) -> None:
 @handles_errors
 def schema() -> None:
     """Print the JSON Schema of cluster.yaml (for editors and language servers)."""
-    from ibprov.spec.schema import json_schema
+    from ibprov.clusterspec.schema import json_schema
 
     click.echo(json.dumps(json_schema(), indent=2, sort_keys=False))
 
@@ -101,7 +101,7 @@ def schema() -> None:
 @handles_errors
 def example(output: Path | None, force: bool) -> None:
     """Write a commented example spec (a small rack) to start from."""
-    from ibprov.spec.example import example_text
+    from ibprov.clusterspec.example import example_text
 
     text = example_text()
     if output is None:
@@ -131,8 +131,8 @@ def example(output: Path | None, force: bool) -> None:
 @handles_errors
 def render(spec: Path, out_dir: Path | None, check: bool, synthetic_guids: bool) -> None:
     """Render SPEC into the inventory, role variables, OpenSM files and the fabric twin."""
+    from ibprov.clusterspec import load_spec
     from ibprov.render import diff_tree, render_files, write_tree
-    from ibprov.spec import load_spec
 
     loaded = load_spec(spec)
     out_dir = out_dir or Path("inventories") / loaded.spec.cluster.name
@@ -207,7 +207,7 @@ def twin_prove(
     """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
     import tempfile
 
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
     from ibprov.twin.prove import prove
 
     loaded = load_spec(spec)
@@ -239,7 +239,7 @@ def twin_prove(
 def twin_up(spec: Path) -> None:
     """Build the twin rack of SPEC (or reuse the one running): ibsim and a container per node, reachable over
     SSH; then `ibprov apply SPEC --target twin`."""
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
     from ibprov.twin.rack import up
 
     loaded = load_spec(spec)
@@ -255,7 +255,7 @@ def twin_up(spec: Path) -> None:
 @handles_errors
 def twin_status(spec: Path) -> None:
     """What of the twin rack of SPEC runs, which nodes are simulated HCAs only, and the faults injected."""
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
     from ibprov.twin.rack import status
 
     for line in status(load_spec(spec)):
@@ -278,7 +278,7 @@ def twin_fault(spec: Path, kind: str, args: tuple[str, ...]) -> None:
       rogue-sm NODE          start an OpenSM on NODE's HCA
       pkey-drift NODE        put NODE's port into an unplanned partition
     """
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
     from ibprov.twin.faults import inject
     from ibprov.twin.rack import load_state
 
@@ -291,7 +291,7 @@ def twin_fault(spec: Path, kind: str, args: tuple[str, ...]) -> None:
 @handles_errors
 def twin_heal(spec: Path) -> None:
     """Undo every fault injected into the twin rack of SPEC, newest first."""
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
     from ibprov.twin.faults import heal
     from ibprov.twin.rack import load_state
 
@@ -304,7 +304,7 @@ def twin_heal(spec: Path) -> None:
 @handles_errors
 def twin_down(spec: Path) -> None:
     """Remove the twin rack of SPEC: its containers, network, key and files, nothing else."""
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
     from ibprov.twin.rack import down
 
     removed = down(load_spec(spec))
@@ -350,9 +350,9 @@ def _run_apply(
 ) -> None:
     from rich.live import Live
 
+    from ibprov.clusterspec import load_spec
     from ibprov.report.apply_table import hosts_table
     from ibprov.run import Progress, apply_spec
-    from ibprov.spec import load_spec
 
     loaded = load_spec(spec)
     directory = run_dir or Path(".ibprov") / loaded.spec.cluster.name
@@ -530,7 +530,7 @@ def design(
     """Plan a fat tree for NODES hosts with RADIX-port switches and its bill of materials; with -o, write it
     as a spec."""
     from ibprov import design as d
-    from ibprov.spec import load_spec_text
+    from ibprov.clusterspec import load_spec_text
 
     if output is not None and compare:
         raise IbprovError("-o writes one design: drop --compare (or give one --blocking)")
@@ -694,7 +694,7 @@ def verify(
     try:
         for info in chosen:  # e.g. the fabric discovery: it needs no spec, so it runs while the spec loads
             started[info.name] = prestart(info, options)
-        from ibprov.spec import load_spec
+        from ibprov.clusterspec import load_spec
 
         report = run_sections(load_spec(spec), chosen, options, started)
     except IbprovError as exc:  # CI reads the report files on every outcome: write the failure into them
@@ -711,7 +711,7 @@ def verify(
 
 
 def _perf_dry_run(spec: Path, options: VerifyOptions, chosen: list[str]) -> None:
-    from ibprov.spec import load_spec
+    from ibprov.clusterspec import load_spec
     from ibprov.verify.perf.section import dry_run_lines
 
     if chosen != ["perf"]:

@@ -2,8 +2,8 @@
 radix-port switches.
 
 Pure functions. :func:`design` searches the parameters of the spec's fat-tree generator
-(:class:`ibprov.spec.model.FatTree`) and checks the result with the generator's own arithmetic
-(:func:`ibprov.spec.topology.fat_tree_problems`), so it never proposes what ``ibprov validate`` rejects.
+(:class:`ibprov.clusterspec.model.FatTree`) and checks the result with the generator's own arithmetic
+(:func:`ibprov.clusterspec.topology.fat_tree_problems`), so it never proposes what ``ibprov validate`` rejects.
 
 * One leaf when the hosts fit on one switch.
 * Two levels (leaves + spines) when they fit under one spine layer.
@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ibprov.clusterspec.model import FatTree, RailLayout
+from ibprov.clusterspec.topology import fat_tree_problems
+from ibprov.clusterspec.types import NAME_RE
 from ibprov.errors import IbprovError
-from ibprov.spec.model import FatTree, RailLayout
-from ibprov.spec.topology import fat_tree_problems
-from ibprov.spec.types import NAME_RE
 
 __all__ = [
     "MAX_NODES",

@@ -19,8 +19,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from ibprov.clusterspec.positions import SourceMap, decode, load_yaml
 from ibprov.errors import Problem, SpecError
-from ibprov.spec.positions import SourceMap, decode, load_yaml
 
 __all__ = ["Prices", "load_prices", "parse_prices"]
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ibprov.clusterspec import load_spec
 from ibprov.discover.found import Cable, Device, Found, found_from_text, read_saved, run_ibnetdiscover
 from ibprov.discover.hosts import PLACEHOLDER_DEVICE, CaRole, HostGroup, classify, group_hosts
 from ibprov.discover.match import Conflict, Matched, MatchResult, match_fabric
 from ibprov.discover.skeleton import Skeleton, build_skeleton, sanitize
 from ibprov.discover.sms import FoundSm, SmSurvey, read_live, survey_sms
 from ibprov.errors import IbprovError
-from ibprov.render.guids import LockFile
-from ibprov.spec import load_spec
+from ibprov.identity.guids import LockFile
 
 __all__ = [
     "PLACEHOLDER_DEVICE",

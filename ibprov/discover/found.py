@@ -7,9 +7,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ibprov.clusterspec.units import Speed, Width
 from ibprov.errors import CollectError
-from ibprov.spec.units import Speed, Width
-from ibprov.verify.collect import collector, ibnetdiscover
+from ibprov.probes import collector, ibnetdiscover
 
 __all__ = ["Cable", "Device", "Found", "found_from_text", "read_saved", "run_ibnetdiscover"]
 

@@ -22,13 +22,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ibprov.clusterspec.types import NAME_RE, NON_HOST_GROUPS
 from ibprov.discover.found import Device
-from ibprov.spec.types import NAME_RE, NON_HOST_GROUPS
+from ibprov.identity.guids import PLACEHOLDER_DEVICE
 
 __all__ = ["PLACEHOLDER_DEVICE", "CaRole", "HostGroup", "classify", "group_hosts", "natural_key", "sanitize"]
 
 NON_HOST_KINDS = NON_HOST_GROUPS
-PLACEHOLDER_DEVICE = re.compile(r"^hca\d+$")  # a device name discover wrote where the kernel name is unknown
 _HOST_DEVICE = re.compile(r"^(\S+)\s+([a-z][a-z0-9_]{0,31})(?:\s+(.*))?$")
 _HOST_INDEX = re.compile(r"^(\S+)\s+hca-(\d{1,3})(?:\s+(.*))?$", re.IGNORECASE)
 _AGGREGATION = re.compile(r"aggregation node", re.IGNORECASE)

@@ -21,10 +21,10 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ibprov.clusterspec import LoadedSpec
 from ibprov.discover.found import Device, Found
 from ibprov.discover.hosts import classify, natural_key
-from ibprov.render.guids import LockFile, fmt_guid
-from ibprov.spec import LoadedSpec
+from ibprov.identity.guids import LockFile, fmt_guid
 
 __all__ = ["Conflict", "MatchResult", "Matched", "match_fabric"]
 

@@ -18,12 +18,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ibprov.clusterspec import load_spec_text
+from ibprov.clusterspec.units import Speed, Width
 from ibprov.discover.found import Cable, Device, Found, Port
 from ibprov.discover.hosts import CaRole, group_hosts, natural_key, sanitize
 from ibprov.discover.sms import FoundSm, SmSurvey
 from ibprov.errors import CollectError
-from ibprov.spec import load_spec_text
-from ibprov.spec.units import Speed, Width
 
 __all__ = ["Skeleton", "build_skeleton", "natural_key", "sanitize"]
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ibprov.discover.found import TIMEOUT, Found, Port, found_from_text, run_ibnetdiscover
-from ibprov.verify.collect import ParseError, collector
-from ibprov.verify.fabric.cache import FabricCache, decode
-from ibprov.verify.runner import LocalRunner, Runner
+from ibprov.probes import ParseError, collector
+from ibprov.probes.cache import FabricCache, decode
+from ibprov.probes.runner import LocalRunner, Runner
 
 __all__ = ["FoundSm", "SmSurvey", "read_live", "survey_sms"]
 

@@ -15,20 +15,19 @@ import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import SpecError
+from ibprov.identity.guids import GuidBook
 from ibprov.render import yamltext
-from ibprov.render.guids import GuidBook
 from ibprov.render.inventory import hosts, ipoib_vars, mpi_vars, stack_vars
 from ibprov.render.parallel import MIN_LINKS, Pending
 from ibprov.render.sm import SmData, build_sm_data
 from ibprov.render.templates import RENDER_HEADER, render_role_template
 from ibprov.render.topology_file import build_topology_file
-from ibprov.spec import LoadedSpec
-
-if TYPE_CHECKING:
-    from ibprov.twin.limits import TwinLimits
+from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits
+from ibprov.twinnet.netfile import build_twin
 
 MANIFEST = ".ibprov-render"
 SM_TEMPLATES = "etc/opensm"
@@ -96,8 +95,6 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False, defer_sm:
     finally:
         topology.cancel()
         twin.cancel()
-    from ibprov.twin.limits import LIMITS_FILE  # here, not at the top: the twin imports render.guids
-
     f = out.files
     f["fabric/topology.ibnd"] = topology_text
     f["fabric/twin.net"] = net
@@ -118,8 +115,6 @@ def render_files(loaded: LoadedSpec, *, synthetic_guids: bool = False, defer_sm:
 def _twin_files(loaded: LoadedSpec, book: GuidBook) -> tuple[str, TwinLimits, set[str]]:
     """The twin's net file and limits, and the devices it stands synthetic GUIDs in for. ``book`` has
     resolved every device (:meth:`GuidBook.resolve_devices`)."""
-    from ibprov.twin.netfile import build_twin
-
     twin_book = book.for_twin()
     twin = build_twin(loaded, twin_book)
     return twin.text, twin.limits, twin_book.synthetic

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ibprov.spec import LoadedSpec
-from ibprov.spec.rail_rules import ipoib_nodes
-from ibprov.spec.rules import interface_name, ipoib_pool
-from ibprov.spec.types import NON_HOST_GROUPS
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.rail_rules import ipoib_nodes
+from ibprov.clusterspec.rules import interface_name, ipoib_pool
+from ibprov.clusterspec.types import NON_HOST_GROUPS
 
 
 def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ibprov.clusterspec import LoadedSpec, collector_paused
+from ibprov.clusterspec.model import ClusterSpec, Member, Partition, QosTables, SmInstance
+from ibprov.clusterspec.rail_rules import index_of
+from ibprov.clusterspec.rails import rail_ports
+from ibprov.clusterspec.units import MTU_CODE, RATE_CODE
 from ibprov.errors import Problem
-from ibprov.render.guids import GuidBook, fmt_guid
-from ibprov.spec import LoadedSpec, collector_paused
-from ibprov.spec.model import ClusterSpec, Member, Partition, QosTables, SmInstance
-from ibprov.spec.rail_rules import index_of
-from ibprov.spec.rails import rail_ports
-from ibprov.spec.units import MTU_CODE, RATE_CODE
+from ibprov.identity.guids import GuidBook, fmt_guid
 
 _QOS_PREFIX = {
     "ca": "qos_ca_",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ibprov.render.guids import GuidBook, fmt_guid
-from ibprov.spec import LoadedSpec, collector_paused
+from ibprov.clusterspec import LoadedSpec, collector_paused
+from ibprov.identity.guids import GuidBook, fmt_guid
 
 Device = tuple[str, str | None]  # (switch, None) or (node, HCA)
 # how ibnetdiscover names a device (node id), its description, and port -> the line printed for its cable

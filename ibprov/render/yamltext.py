@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ibprov.spec import collector_paused
+from ibprov.clusterspec import collector_paused
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 # words YAML 1.1 resolves to booleans or null

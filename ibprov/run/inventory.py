@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ibprov.spec import LoadedSpec
+    from ibprov.clusterspec import LoadedSpec
 
 __all__ = ["host_inventory", "nodes_inventory"]
 

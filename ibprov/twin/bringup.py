@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ibprov.clusterspec import LoadedSpec
+from ibprov.identity.guids import GuidBook
 from ibprov.render import render_sm_files
-from ibprov.render.guids import GuidBook
 from ibprov.render.sm import build_sm_data
-from ibprov.spec import LoadedSpec
-from ibprov.twin.limits import LIMITS_FILE, TwinLimits
-from ibprov.twin.netfile import Twin, build_twin, hca_id
 from ibprov.twin.sim import OpenSM, SimFabric, simulator, start_sim
+from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits
+from ibprov.twinnet.netfile import Twin, build_twin, hca_id
 
 TWIN_HEADER = "Rendered by ibprov for the fabric twin"
 

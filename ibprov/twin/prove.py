@@ -9,13 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ibprov.render.guids import GuidBook, fmt_guid
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.model import QosTables
+from ibprov.identity.guids import GuidBook, fmt_guid
+from ibprov.probes import ParseError, ibnetdiscover, sminfo, smpquery
 from ibprov.render.sm import expected_pkeys
 from ibprov.report.model import Report
-from ibprov.spec import LoadedSpec
-from ibprov.spec.model import QosTables
 from ibprov.twin.bringup import TwinRun, start_twin
-from ibprov.verify.collect import ParseError, ibnetdiscover, sminfo, smpquery
 
 # What OpenSM 3.3.23 logs when it throws the partition file away or cannot use its configuration.
 LOG_FAILURES = (
@@ -84,8 +84,8 @@ def prove(
 
 def verify_twin(loaded: LoadedSpec, run: TwinRun, host: str) -> Report:
     """``verify --fabric`` against the running twin, the diags running as ``host``, its GUIDs synthetic."""
+    from ibprov.probes.runner import LocalRunner
     from ibprov.verify.fabric.section import verify_fabric
-    from ibprov.verify.runner import LocalRunner
 
     runner = LocalRunner(env=run.sim.env(host))
     try:

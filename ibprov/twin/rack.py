@@ -38,12 +38,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import ExitCode, IbprovError
-from ibprov.render.guids import GuidBook
-from ibprov.spec import LoadedSpec
-from ibprov.twin.limits import LIMITS_FILE, TwinLimits
-from ibprov.twin.netfile import build_twin
+from ibprov.identity.guids import GuidBook
 from ibprov.twin.sim import UMAD2SIM
+from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits
+from ibprov.twinnet.netfile import build_twin
 
 if TYPE_CHECKING:
     from ibprov.run import Target
@@ -122,7 +122,7 @@ class RackState:
 
     @property
     def limits(self) -> TwinLimits:
-        from ibprov.twin.limits import read_limits
+        from ibprov.twinnet.limits import read_limits
 
         return read_limits(self.path / LIMITS_FILE)
 

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ibprov.clusterspec.units import Speed
 from ibprov.errors import CollectError
-from ibprov.spec.units import Speed
-from ibprov.twin.limits import SIM_SPEEDS, SIMULATOR
+from ibprov.twinnet.limits import SIM_SPEEDS, SIMULATOR
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
 READY = "Network simulator ready."

@@ -2,7 +2,7 @@
 generator (the checks catalogue).
 
 A section is a package under ``ibprov/verify/`` with the same four parts: collect (commands and pure
-parsers, in :mod:`ibprov.verify.collect`), an observation (plain data), checks (pure: plan x observation ->
+parsers, in :mod:`ibprov.probes`), an observation (plain data), checks (pure: plan x observation ->
 findings, declared in :class:`~ibprov.verify.checking.CheckFamily`) and an entry point, a module that
 defines ``SECTION`` (a :class:`Section`). Adding a section is one :class:`SectionInfo` line here and one
 package; no other section changes.
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ibprov.clusterspec import LoadedSpec
     from ibprov.report.model import Report, SectionReport
-    from ibprov.spec import LoadedSpec
     from ibprov.verify.checking import Check, CheckFamily
 
 __all__ = [

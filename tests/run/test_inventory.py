@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ibprov.clusterspec import load_spec, load_spec_text
 from ibprov.run.inventory import host_inventory, nodes_inventory
-from ibprov.spec import load_spec, load_spec_text
 
 RACK = Path(__file__).resolve().parents[2] / "examples" / "rack.yaml"
 

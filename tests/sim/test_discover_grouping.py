@@ -20,12 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 from ibprov.cli import cli
+from ibprov.clusterspec import LoadedSpec, load_spec
+from ibprov.probes.runner import LocalRunner
 from ibprov.report.model import SectionReport
-from ibprov.spec import LoadedSpec, load_spec
 from ibprov.twin.bringup import start_twin
 from ibprov.twin.sim import start_sim
 from ibprov.verify.fabric.section import verify_fabric
-from ibprov.verify.runner import LocalRunner
 
 pytestmark = pytest.mark.sim
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"

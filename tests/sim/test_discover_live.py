@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from ibprov.clusterspec import load_spec
+from ibprov.probes.runner import LocalRunner
 from ibprov.report.model import SectionReport
-from ibprov.spec import load_spec
 from ibprov.twin.sim import SimError, SimFabric, start_sim
 from ibprov.verify.fabric.section import verify_fabric
-from ibprov.verify.runner import LocalRunner
 
 pytestmark = pytest.mark.sim
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"

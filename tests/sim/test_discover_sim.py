@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from ibprov.cli import cli
+from ibprov.clusterspec import LoadedSpec, load_spec
+from ibprov.identity.guids import GuidBook, LockFile
 from ibprov.render import render_files
-from ibprov.render.guids import GuidBook, LockFile
-from ibprov.spec import LoadedSpec, load_spec
 from ibprov.twin.bringup import start_twin
 from ibprov.twin.sim import sim_available
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ibprov.render.guids import fmt_guid, synthetic_guid
-from ibprov.spec import load_spec_text
+from ibprov.clusterspec import load_spec_text
+from ibprov.identity.guids import fmt_guid, synthetic_guid
+from ibprov.probes import ibnetdiscover, smpquery
 from ibprov.twin.bringup import TwinRun
 from ibprov.twin.prove import prove
-from ibprov.verify.collect import ibnetdiscover, smpquery
 
 pytestmark = pytest.mark.sim
 

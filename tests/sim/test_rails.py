@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.report.model import Report
-from ibprov.spec import LoadedSpec, load_spec_text
 from ibprov.twin.prove import prove
 
 pytestmark = pytest.mark.sim

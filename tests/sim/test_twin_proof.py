@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ibprov.spec import load_spec
+from ibprov.clusterspec import load_spec
 from ibprov.twin.prove import log_failures, prove
 
 pytestmark = pytest.mark.sim

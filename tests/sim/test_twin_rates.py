@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.units import Speed, Width
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.units import Speed, Width
+from ibprov.probes.runner import LocalRunner
 from ibprov.twin.prove import prove
 from ibprov.twin.sim import IBSIM_ENV, simulator
 from ibprov.verify.fabric.section import verify_fabric
-from ibprov.verify.runner import LocalRunner
 
 from .test_verify_faults import NetFile, probe, twin
 

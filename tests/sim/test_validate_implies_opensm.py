@@ -24,14 +24,14 @@ import yaml
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.units import MTU_CODE, RATE_CODE
 from ibprov.errors import SpecError
+from ibprov.identity.guids import GuidBook
+from ibprov.probes import ibnetdiscover
 from ibprov.render import render_files
-from ibprov.render.guids import GuidBook
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.units import MTU_CODE, RATE_CODE
 from ibprov.twin.bringup import TwinRun
 from ibprov.twin.prove import prove
-from ibprov.verify.collect import ibnetdiscover
 
 pytestmark = pytest.mark.sim
 

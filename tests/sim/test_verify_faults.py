@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
+from ibprov.clusterspec import LoadedSpec, load_spec, load_spec_text
+from ibprov.probes import collector, pkeytables
+from ibprov.probes.runner import AnsibleRunner, LocalRunner
 from ibprov.report.model import SectionReport, Severity
-from ibprov.spec import LoadedSpec, load_spec, load_spec_text
 from ibprov.twin.bringup import TwinRun, hca_id, start_twin  # (twin.netfile first is a circular import)
 from ibprov.twin.sim import OpenSM
-from ibprov.verify.collect import collector, pkeytables
 from ibprov.verify.fabric.collect import collect
 from ibprov.verify.fabric.section import verify_fabric
-from ibprov.verify.runner import AnsibleRunner, LocalRunner
 
 pytestmark = pytest.mark.sim
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

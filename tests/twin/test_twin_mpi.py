@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.report import to_dict
-from ibprov.spec import LoadedSpec, load_spec_text
 from ibprov.twin.rack import apply_target, down, up
 from ibprov.verify.sections import VerifyOptions, run_sections, section_info
 

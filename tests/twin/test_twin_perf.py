@@ -30,11 +30,11 @@ import pytest
 from click.testing import CliRunner
 
 from ibprov.cli import cli
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.rails import Rails
+from ibprov.clusterspec.topology import rail_plan
+from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Report
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.rails import Rails
-from ibprov.spec.topology import rail_plan
-from ibprov.spec.types import Endpoint
 from ibprov.twin.rack import RackState, down, up
 from ibprov.verify.perf.baseline import load_baseline
 from ibprov.verify.perf.facts import PerfFacts

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.report.model import Report
-from ibprov.spec import LoadedSpec, load_spec_text
 from ibprov.twin.faults import heal, inject
 from ibprov.twin.rack import LABEL, RackState, apply_target, down, load_state, up
 from ibprov.verify.sections import SECTIONS, VerifyOptions, run_sections, section_info

@@ -1,11 +1,11 @@
 """Collect an :class:`Observation` of the fabric with infiniband-diags, through a :class:`Runner`.
 
 Batch 1: ``ibnetdiscover --cache F`` (topology, LIDs; the one discovery for all of it) and ``base64 F``
-  (the cache: the IsSM bits and every CA's PartitionCap, see :mod:`ibprov.verify.fabric.cache`).
+  (the cache: the IsSM bits and every CA's PartitionCap, see :mod:`ibprov.probes.cache`).
 Batch 2 (concurrently): ``iblinkinfo --load-cache F -l`` (state, physical state, width, speed of every
   port), ``ibqueryerrors --load-cache F`` (error counters; with ``-k`` when soaking, which clears them
   after reading), ``sminfo`` (the master as this port sees it) and the PKey-table probe for every CA port
-  (one process, :mod:`ibprov.verify.collect.pkeytables`).
+  (one process, :mod:`ibprov.probes.pkeytables`).
 Batch 3 (concurrently, at most 6 at a time): per SM port ``sminfo <lid>``; ``smpquery pkeys <lid> <port>``
   for a port the probe could not read; with QoS on, ``smpquery sl2vl`` and ``smpquery vlarb`` per CA port
   and per switch egress port (port 0 and every connected external port; on a fabric with more than
@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ibprov.errors import CollectError
-from ibprov.verify.collect import ParseError, collector, pkeytables
-from ibprov.verify.collect import ibnetdiscover as nd
-from ibprov.verify.collect.ibqueryerrors import QueryErrors
-from ibprov.verify.fabric.cache import FabricCache, decode
+from ibprov.probes import ParseError, collector, pkeytables
+from ibprov.probes import ibnetdiscover as nd
+from ibprov.probes.cache import FabricCache, decode
+from ibprov.probes.ibqueryerrors import QueryErrors
+from ibprov.probes.runner import CommandResult, Runner
 from ibprov.verify.fabric.commands import CACHE, DISCOVER
 from ibprov.verify.fabric.observation import (
     LinkState,
@@ -42,7 +43,6 @@ from ibprov.verify.fabric.observation import (
     QueryFailure,
     Soak,
 )
-from ibprov.verify.runner import CommandResult, Runner
 
 __all__ = ["SWITCH_QOS_BUDGET", "Clock", "collect", "switch_qos_ports"]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ibprov.verify.runner import SCRATCH, LocalRunner
+from ibprov.probes.runner import SCRATCH, LocalRunner
 
 if TYPE_CHECKING:
-    from ibprov.spec import LoadedSpec
-    from ibprov.twin.limits import TwinLimits
-    from ibprov.verify.runner import Runner
+    from ibprov.clusterspec import LoadedSpec
+    from ibprov.probes.runner import Runner
+    from ibprov.twinnet.limits import TwinLimits
     from ibprov.verify.sections import VerifyOptions
 
 __all__ = ["CACHE", "DISCOVER", "diag_env", "diag_runner", "prestart"]
@@ -39,7 +39,7 @@ def diag_runner(loaded: LoadedSpec, options: VerifyOptions, started: object = No
     """Where the diags run, for every section that reads the fabric (fabric, perf's LFTs): the twin rack's
     probe HCA on this host (``--target twin``, with its limits), ``--via HOST`` through Ansible, the runner
     prestart made, or this host. The caller closes the runner."""
-    from ibprov.twin.limits import read_limits
+    from ibprov.twinnet.limits import read_limits
 
     twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
     if options.target == "twin":  # diags on this host as one of the rack's HCAs (ibsim remote mode)
@@ -48,8 +48,8 @@ def diag_runner(loaded: LoadedSpec, options: VerifyOptions, started: object = No
         state = load_state(loaded)
         return LocalRunner(env=state.diag_env(state.probe_host())), state.limits
     if options.via is not None:
+        from ibprov.probes.runner import AnsibleRunner
         from ibprov.run.inventory import host_inventory
-        from ibprov.verify.runner import AnsibleRunner
 
         return AnsibleRunner(options.via, host_inventory(loaded, options.via), env=diag_env(options)), twin
     if isinstance(started, LocalRunner):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ibprov.render.guids import fmt_guid
+from ibprov.identity.guids import fmt_guid
 from ibprov.verify.fabric.checks.sm import planned_instance, sm_name
 from ibprov.verify.fabric.observation import Observation
 from ibprov.verify.fabric.plan import Plan

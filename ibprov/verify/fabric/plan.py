@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ibprov.render.guids import GuidBook, LockFile, fmt_guid
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.model import Hca, QosTables
+from ibprov.clusterspec.topology import PlannedLink
+from ibprov.clusterspec.types import Endpoint
+from ibprov.identity.guids import GuidBook, LockFile, fmt_guid
 from ibprov.render.sm import expected_pkeys
-from ibprov.spec import LoadedSpec
-from ibprov.spec.model import Hca, QosTables
-from ibprov.spec.topology import PlannedLink
-from ibprov.spec.types import Endpoint
-from ibprov.twin.limits import LinkStandIn, TwinLimits
+from ibprov.twinnet.limits import LinkStandIn, TwinLimits
 from ibprov.verify.fabric.observation import ObservedNode, PortRef
 
 __all__ = ["SWITCH_QOS_CLASSES", "Plan", "PlannedSm", "build_plan", "endpoint_name"]

@@ -1,7 +1,7 @@
 """``verify --fabric``: observe the fabric with infiniband-diags, compare it with the plan, report.
 
 The entry point of the fabric section (:data:`SECTION`): collect (:mod:`.collect`, through a
-:class:`~ibprov.verify.runner.Runner`) -> :class:`~.observation.Observation` -> checks (:mod:`.checks`,
+:class:`~ibprov.probes.runner.Runner`) -> :class:`~.observation.Observation` -> checks (:mod:`.checks`,
 against :mod:`.plan`) -> :class:`~ibprov.report.model.SectionReport` with :class:`~.facts.FabricFacts`.
 """
 
@@ -10,11 +10,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import CollectError
-from ibprov.render.guids import GuidBook
+from ibprov.identity.guids import GuidBook
+from ibprov.probes.runner import Runner
 from ibprov.report.model import SectionReport, utc_now_text
-from ibprov.spec import LoadedSpec
-from ibprov.twin.limits import TwinLimits
+from ibprov.twinnet.limits import TwinLimits
 from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.collect import Clock, collect
@@ -22,7 +23,6 @@ from ibprov.verify.fabric.commands import diag_runner
 from ibprov.verify.fabric.facts import SCHEMA, fabric_facts
 from ibprov.verify.fabric.observation import Observation
 from ibprov.verify.fabric.plan import Plan, build_plan
-from ibprov.verify.runner import Runner
 from ibprov.verify.sections import Section, VerifyOptions
 
 __all__ = ["SECTION", "TITLE", "check_observation", "verify_fabric"]

@@ -5,7 +5,7 @@ installed benchmarks), then the MPI runs, launched with ``mpirun`` on the first 
 The benchmark is OSU's ``osu_latency`` and ``osu_bw`` when both nodes have them on their PATH (Debian packages
 no OSU micro-benchmarks), else mpi4py's ``ringtest`` (Debian's python3-mpi4py, installed by the ib_mpi role with
 ``mpi.benchmark_tools``): real MPI point-to-point messages, timed by MPI_Wtime. Nothing is judged here: the
-parsers (:mod:`ibprov.verify.collect`) read, the checks judge.
+parsers (:mod:`ibprov.probes`) read, the checks judge.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ibprov.run.adhoc import AnsibleRun, HostOutcome, ansible_runner_run, run_module
-from ibprov.verify.collect import mpi4py_bench, osu, ucx_info
-from ibprov.verify.collect._text import ParseError
-from ibprov.verify.collect.mpiconf import (
+from ibprov.probes import mpi4py_bench, osu, ucx_info
+from ibprov.probes._text import ParseError
+from ibprov.probes.mpiconf import (
     MARK,
     Tools,
     first_reason,
@@ -27,6 +26,7 @@ from ibprov.verify.collect.mpiconf import (
     parse_tools,
     probe_script,
 )
+from ibprov.run.adhoc import AnsibleRun, HostOutcome, ansible_runner_run, run_module
 from ibprov.verify.mpi.observation import HostMpi, MpiRun, Transport
 from ibprov.verify.mpi.plan import MpiPlan
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ibprov.verify.collect.mpiconf import Tools
-from ibprov.verify.collect.ucx_info import UcxInfo
+from ibprov.probes.mpiconf import Tools
+from ibprov.probes.ucx_info import UcxInfo
 
 __all__ = ["HostMpi", "MpiObservation", "MpiRun", "RunStatus", "Transport"]
 

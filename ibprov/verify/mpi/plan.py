@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, cast
 
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.types import NON_HOST_GROUPS
+from ibprov.clusterspec.units import data_rate_gbps
+from ibprov.probes.mpiconf import DISTRIBUTION_MCA, parse_kv_file
 from ibprov.render.inventory import mpi_vars
 from ibprov.render.templates import render_role_template
 from ibprov.resources import roles_dir
-from ibprov.spec import LoadedSpec
-from ibprov.spec.types import NON_HOST_GROUPS
-from ibprov.spec.units import data_rate_gbps
-from ibprov.verify.collect.mpiconf import DISTRIBUTION_MCA, parse_kv_file
 
 __all__ = ["NO_RDMA_ON_TWIN", "MpiPlan", "build_mpi_plan"]
 

@@ -4,7 +4,7 @@ between two nodes under mpirun, judged against the spec's limits; with ``--contr
 TCP is shown beside it.
 
 The entry point of the mpi section (:data:`SECTION`). Collection (:mod:`.collect`) is Ansible plumbing;
-parsing (:mod:`ibprov.verify.collect`) and the checks (:mod:`.checks`) are pure.
+parsing (:mod:`ibprov.probes`) and the checks (:mod:`.checks`) are pure.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ibprov.clusterspec import LoadedSpec
 from ibprov.report.model import SectionReport, utc_now_text
-from ibprov.spec import LoadedSpec
 from ibprov.verify.checking import run_checks
 from ibprov.verify.mpi.checks import FAMILIES, fallback_text, reached
 from ibprov.verify.mpi.collect import OSU, RINGTEST, AnsibleMpiCollector, MpiCollector, pair_tools

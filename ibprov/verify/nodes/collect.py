@@ -1,5 +1,5 @@
 """Gathering for ``verify --nodes``: two ad-hoc Ansible runs over all planned hosts (the ib_facts module,
-and one shell probe); everything they return is parsed by :mod:`ibprov.verify.collect.hostfacts`.
+and one shell probe); everything they return is parsed by :mod:`ibprov.probes.hostfacts`.
 
 A host Ansible cannot reach, or whose module fails, becomes a :class:`HostObservation` with ``error``
 set: never an exception, and the other hosts go on. Only when Ansible answers for no host at all (it
@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ibprov.run.adhoc import AnsibleRun, HostOutcome, ansible_runner_run, run_module
-from ibprov.verify.collect.hostfacts import (
+from ibprov.probes.hostfacts import (
     PROBE_SCRIPT,
     parse_ib_facts,
     parse_ip_addr,
@@ -23,6 +22,7 @@ from ibprov.verify.collect.hostfacts import (
     parse_probe,
     parse_stack_version,
 )
+from ibprov.run.adhoc import AnsibleRun, HostOutcome, ansible_runner_run, run_module
 from ibprov.verify.nodes.observation import HostObservation
 
 __all__ = ["AnsibleNodeCollector", "NodeCollector", "observe_host"]

@@ -4,23 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ibprov.probes.hostfacts import DeviceFacts, PortFacts
+
 __all__ = ["DeviceFacts", "HostObservation", "PortFacts"]
-
-
-@dataclass(frozen=True)
-class PortFacts:
-    state: str | None = None  # ACTIVE, DOWN, ...
-    phys_state: str | None = None  # LinkUp, Polling, ...
-    rate_gbps: float | None = None  # data rate, e.g. 200.0 for "200 Gb/sec (4X HDR)"
-    rate_text: str | None = None
-    port_guid: str | None = None
-
-
-@dataclass(frozen=True)
-class DeviceFacts:
-    fw_ver: str | None = None
-    node_guid: str | None = None
-    ports: dict[int, PortFacts] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

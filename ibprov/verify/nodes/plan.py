@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ibprov.discover.hosts import PLACEHOLDER_DEVICE as PLACEHOLDER
-from ibprov.render.guids import GuidBook
-from ibprov.spec import LoadedSpec
-from ibprov.spec.types import NON_HOST_GROUPS, Endpoint
-from ibprov.spec.units import data_rate_gbps
-from ibprov.twin.limits import TwinLimits
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.types import NON_HOST_GROUPS, Endpoint
+from ibprov.clusterspec.units import data_rate_gbps
+from ibprov.identity.guids import PLACEHOLDER_DEVICE as PLACEHOLDER
+from ibprov.identity.guids import GuidBook
+from ibprov.twinnet.limits import TwinLimits
 
 __all__ = ["NodePlan", "PlannedPort", "build_node_plan", "ping_commands"]
 

@@ -1,7 +1,7 @@
 """``verify --nodes``: node-level acceptance (HCAs, ports, firmware, stack, memlock, IPoIB, stray SMs).
 
 The entry point of the nodes section (:data:`SECTION`). Collection (:mod:`.collect`) is thin Ansible
-plumbing; parsing (:mod:`ibprov.verify.collect.hostfacts`) and the checks (:mod:`.checks`) are pure, so the
+plumbing; parsing (:mod:`ibprov.probes.hostfacts`) and the checks (:mod:`.checks`) are pure, so the
 report of canned observations needs no host at all.
 """
 
@@ -11,9 +11,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ibprov.clusterspec import LoadedSpec
 from ibprov.report.model import SectionReport, utc_now_text
-from ibprov.spec import LoadedSpec
-from ibprov.twin.limits import TwinLimits, read_limits
+from ibprov.twinnet.limits import TwinLimits, read_limits
 from ibprov.verify.checking import run_checks
 from ibprov.verify.nodes.checks import FAMILIES, Hosts, reached
 from ibprov.verify.nodes.collect import AnsibleNodeCollector, NodeCollector

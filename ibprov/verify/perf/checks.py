@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import FABRIC, Finding, Severity
-from ibprov.spec.types import Endpoint
 from ibprov.verify.checking import Check, CheckFamily
 from ibprov.verify.perf.baseline import worse_by
 from ibprov.verify.perf.culprits import suspects

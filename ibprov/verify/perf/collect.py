@@ -23,8 +23,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ibprov.verify.collect import iperf3, perfprobe, perftest
-from ibprov.verify.collect._text import ParseError
+from ibprov.probes import iperf3, perfprobe, perftest
+from ibprov.probes._text import ParseError
 from ibprov.verify.perf.observation import NodeState, PerfObservation, PerfRun, TcpRun
 from ibprov.verify.perf.plan import PerfPlan, PerfTest
 from ibprov.verify.perf.remote import Completed, Remote, RemoteError, Started

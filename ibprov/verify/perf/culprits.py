@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ibprov.spec.types import Endpoint
+from ibprov.clusterspec.types import Endpoint
 from ibprov.verify.perf.routes import LinkDirection
 from ibprov.verify.perf.schedule import Pair
 

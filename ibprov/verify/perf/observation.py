@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ibprov.verify.collect.perfprobe import NodeProbe
+from ibprov.probes.perfprobe import NodeProbe
 from ibprov.verify.perf.schedule import Pair
 
 __all__ = ["NodeState", "PerfObservation", "PerfRun", "RunStatus", "TcpRun"]

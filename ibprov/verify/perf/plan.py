@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ibprov.spec import LoadedSpec
-from ibprov.spec.types import Endpoint
-from ibprov.spec.units import data_rate_gbps
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.types import Endpoint
+from ibprov.clusterspec.units import data_rate_gbps
 from ibprov.verify.perf.baseline import Baseline
 from ibprov.verify.perf.routes import LinkDirection, Routing
 from ibprov.verify.perf.schedule import Pair, Schedule, ScheduleKind

@@ -70,10 +70,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from ibprov.spec import LoadedSpec
-from ibprov.spec.types import Endpoint
-from ibprov.verify.collect.ibnetdiscover import Fabric
-from ibprov.verify.collect.lfts import Lfts
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.types import Endpoint
+from ibprov.probes.ibnetdiscover import Fabric
+from ibprov.probes.lfts import Lfts
 
 __all__ = [
     "LinkDirection",

@@ -5,7 +5,7 @@ follows the route from client to server (the other way carries only acknowledgem
 as testing a link). A round is a set of pairs that run at the same time: no host port is in two pairs of a
 round (the node schedules also keep each node to one pair per round). Host ports are the HCA ports of the
 spec's nodes that are cabled. **Rails** mean what they mean to the fat-tree generator
-(:class:`ibprov.spec.rails.Rails`): with ``mpi.rails``, rail *i* is ``mpi.rails[i]`` (on each node the port
+(:class:`ibprov.clusterspec.rails.Rails`): with ``mpi.rails``, rail *i* is ``mpi.rails[i]`` (on each node the port
 one of its ``DEVICE:PORT`` entries names; a node may lack a rail), and a port on no rail (a storage HCA
 cabled by ``fabric.links``) is grouped with the ports of the same ``DEVICE:PORT`` name on the other nodes,
 after the rails; without ``mpi.rails``, rail *i* is the *i*-th port among a node's HCA ports (HCAs in the
@@ -53,11 +53,11 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
-from ibprov.spec import LoadedSpec
-from ibprov.spec.rails import Rails
-from ibprov.spec.types import Endpoint
-from ibprov.verify.collect.ibnetdiscover import Fabric
-from ibprov.verify.collect.lfts import Lfts
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.rails import Rails
+from ibprov.clusterspec.types import Endpoint
+from ibprov.probes.ibnetdiscover import Fabric
+from ibprov.probes.lfts import Lfts
 from ibprov.verify.perf.routes import LinkDirection, LowerBound, Routing, lft_routing, lower_bound, planned_routing
 
 __all__ = [

@@ -13,9 +13,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import CollectError
+from ibprov.probes.runner import Runner
 from ibprov.report.model import SectionReport, utc_now_text
-from ibprov.spec import LoadedSpec
 from ibprov.verify.checking import run_checks
 from ibprov.verify.perf.baseline import Baseline, BaselineEntry, baseline_text, load_baseline
 from ibprov.verify.perf.checks import FAMILIES, run_object
@@ -26,7 +27,6 @@ from ibprov.verify.perf.plan import PerfPlan, build_perf_plan, schedule_for
 from ibprov.verify.perf.remote import Remote, SshRemote, ssh_targets
 from ibprov.verify.perf.routes import Routing
 from ibprov.verify.perf.schedule import Schedule, ScheduleKind
-from ibprov.verify.runner import Runner
 from ibprov.verify.sections import Section, VerifyOptions
 
 __all__ = ["SECTION", "TITLE", "baseline_results", "check_perf", "dry_run_lines", "live_schedule", "verify_perf"]
@@ -79,7 +79,7 @@ def check_perf(
 def live_schedule(loaded: LoadedSpec, runner: Runner) -> tuple[Schedule, Routing, str]:
     """The route-aware schedule from the LFTs the SM programmed (``ibnetdiscover`` and ``dump_lfts -n``
     through ``runner``); raises ValueError with why when they cannot be read."""
-    from ibprov.verify.collect import ibnetdiscover, lfts
+    from ibprov.probes import ibnetdiscover, lfts
     from ibprov.verify.perf.routes import lft_routing
     from ibprov.verify.perf.schedule import route_schedule
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ibprov.cli import cli
-from ibprov.spec import load_spec
+from ibprov.clusterspec import load_spec
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -7,11 +7,11 @@ from fractions import Fraction
 
 import pytest
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.model import FatTree
+from ibprov.clusterspec.topology import fat_tree_problems
 from ibprov.design import Design, DesignError, design, format_ratio, parse_blocking, plan_lines, spec_text
 from ibprov.render import render_files
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.model import FatTree
-from ibprov.spec.topology import fat_tree_problems
 
 
 def written(d: Design) -> LoadedSpec:

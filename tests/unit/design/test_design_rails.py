@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from ibprov.cli import cli
+from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.design import (
     Design,
     DesignError,
@@ -26,7 +27,6 @@ from ibprov.design import (
     spec_text,
 )
 from ibprov.errors import SpecError
-from ibprov.spec import LoadedSpec, load_spec_text
 
 PRICES = """\
 currency: EUR

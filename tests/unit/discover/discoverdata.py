@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ibprov.render.guids import GuidBook, LockFile
+from ibprov.clusterspec import LoadedSpec, load_spec
+from ibprov.identity.guids import GuidBook, LockFile
 from ibprov.render.topology_file import build_topology_file
-from ibprov.spec import LoadedSpec, load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from discoverdata import FAT_TREE, drop_device, example_text
 
 from ibprov.cli import cli
+from ibprov.clusterspec import load_spec
+from ibprov.identity.guids import LockFile
 from ibprov.render import render_files
-from ibprov.render.guids import LockFile
-from ibprov.spec import load_spec
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

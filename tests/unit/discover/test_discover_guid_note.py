@@ -7,11 +7,11 @@ import re
 
 from discoverdata import planned_text, redescribe
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.types import Endpoint
 from ibprov.discover import build_skeleton, found_from_text
-from ibprov.render.guids import GuidBook
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.types import Endpoint
-from ibprov.verify.collect import ibnetdiscover
+from ibprov.identity.guids import GuidBook
+from ibprov.probes import ibnetdiscover
 from ibprov.verify.fabric.observation import ObservedNode
 from ibprov.verify.fabric.plan import Plan, build_plan
 

@@ -7,11 +7,11 @@ import re
 import pytest
 from discoverdata import SHARED, shared
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.discover import Device, Skeleton, build_skeleton, found_from_text
 from ibprov.discover.hosts import PLACEHOLDER_DEVICE, classify, group_hosts
 from ibprov.discover.match import match_fabric
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.verify.collect import ibnetdiscover
+from ibprov.probes import ibnetdiscover
 
 Ca = tuple[int, str, int | None]  # (node GUID, NodeDescription, SystemImageGUID or None)
 

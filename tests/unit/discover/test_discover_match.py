@@ -8,7 +8,7 @@ from pathlib import Path
 from discoverdata import RACK, drop_device, example_text, redescribe
 
 from ibprov.discover import found_from_text, match_fabric
-from ibprov.render.guids import LockFile
+from ibprov.identity.guids import LockFile
 
 
 def test_every_device_of_the_plan_matches_by_description_and_is_locked_with_its_guid() -> None:

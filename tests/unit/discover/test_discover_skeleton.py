@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from discoverdata import EXAMPLES, census, example_text, planned_text, shared
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.types import NAME_RE
 from ibprov.discover import build_skeleton, found_from_text, sanitize
 from ibprov.errors import CollectError
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.types import NAME_RE
-from ibprov.verify.collect import ParseError
+from ibprov.probes import ParseError
 
 REAL_TOPOLOGY_FILES = [
     "sim/ibnetdiscover-sim-v44.txt",

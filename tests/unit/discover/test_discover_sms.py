@@ -15,10 +15,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ibprov.cli import cli
+from ibprov.clusterspec import load_spec, load_spec_text
 from ibprov.discover import FoundSm, SmSurvey, build_skeleton, found_from_text, survey_sms
-from ibprov.spec import load_spec, load_spec_text
-from ibprov.verify.fabric.cache import IS_SM, MAGIC, decode
-from ibprov.verify.runner import CommandResult
+from ibprov.probes.cache import IS_SM, MAGIC, decode
+from ibprov.probes.runner import CommandResult
 
 SW, NODE01, SM01, SM02 = 0x0002C90300000100, 0x0002C90300000200, 0x0002C90300000300, 0x0002C90300000400
 LIDS = {NODE01: 2, SM01: 3, SM02: 4}

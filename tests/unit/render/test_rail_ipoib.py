@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.errors import SpecError
 from ibprov.render import render_files
-from ibprov.spec import LoadedSpec, load_spec_text
 from ibprov.verify.nodes.plan import build_node_plan
 
 NODES = ["n1", "n2", "n3", "n4", "n5"]

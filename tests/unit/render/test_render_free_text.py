@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ibprov.clusterspec import load_spec_text
 from ibprov.render import render_files
-from ibprov.spec import load_spec_text
 
 DESC = "rack 3 (A/B), slot=7; it's ok: ~|"
 USE = "MPI: ranks 0-7, SL=1; don't \\ mind"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ibprov.clusterspec import load_spec
 from ibprov.render import render_files, write_tree
-from ibprov.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import ibprov.render as render_mod
+from ibprov.clusterspec import load_spec_text
 from ibprov.design import design, spec_text
 from ibprov.errors import SpecError
 from ibprov.render import parallel, render_files
-from ibprov.spec import load_spec_text
 
 SPEC = spec_text(design(48, 16, rails=2), cluster="par") + (
     "partitions:\n  - {name: train, pkey: 0x0010, defmember: full, members: [{group: compute}]}\n"

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ibprov.clusterspec import load_spec
 from ibprov.render import render_files
 from ibprov.resources import roles_dir
-from ibprov.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

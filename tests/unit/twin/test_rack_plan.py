@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ibprov.spec import LoadedSpec, load_spec, load_spec_text
+from ibprov.clusterspec import LoadedSpec, load_spec, load_spec_text
 from ibprov.twin import faults
 from ibprov.twin.rack import RackError, RackNode, RackState, _attach_script, _write_access, choose_containers
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from ibprov.render.guids import GuidBook
+from ibprov.clusterspec import LoadedSpec, load_spec, load_spec_text
+from ibprov.clusterspec.types import Endpoint
+from ibprov.identity.guids import GuidBook
 from ibprov.report.model import Finding
-from ibprov.spec import LoadedSpec, load_spec, load_spec_text
-from ibprov.spec.types import Endpoint
 from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.observation import LinkState, Observation, ObservedLink, ObservedNode, ObservedSm, PortRef

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ibprov.clusterspec import load_spec
+from ibprov.probes.hostfacts import MARK
 from ibprov.run.adhoc import HostOutcome
-from ibprov.spec import load_spec
-from ibprov.verify.collect.hostfacts import MARK
 from ibprov.verify.nodes.collect import observe_host
 from ibprov.verify.nodes.observation import HostObservation
 from ibprov.verify.nodes.plan import NodePlan, build_node_plan

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from checkkit import ACTIVE, example, findings, pairs, perfect, plan_of, ref, rewire, unplug
 
-from ibprov.render.guids import GuidBook
+from ibprov.clusterspec.types import Endpoint
+from ibprov.identity.guids import GuidBook
 from ibprov.report.model import Severity
-from ibprov.spec.types import Endpoint
 from ibprov.verify.fabric.checks.matching import classify
 from ibprov.verify.fabric.observation import LinkState, ObservedLink, ObservedNode, PortRef
 from ibprov.verify.fabric.plan import build_plan

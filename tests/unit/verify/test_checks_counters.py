@@ -4,7 +4,7 @@ import re
 
 from checkkit import EXAMPLES, example, findings, perfect, plan_of, plan_text, ref
 
-from ibprov.spec.types import Endpoint
+from ibprov.clusterspec.types import Endpoint
 from ibprov.verify.fabric.observation import Soak
 
 RACK = plan_of(example("rack"))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from checkkit import EXAMPLES, example, findings, pairs, perfect, plan_of, plan_text, ref
 
-from ibprov.spec.types import Endpoint
+from ibprov.clusterspec.types import Endpoint
 from ibprov.verify.fabric.observation import LinkState, ObservedLink
 
 RACK = plan_of(example("rack"))

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from checkkit import example, findings, pairs, perfect, plan_of
 
+from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Severity
-from ibprov.spec.types import Endpoint
 
 PLAN = plan_of(example("qos-partitions"))
 NODE01 = PLAN.port_guids[Endpoint("node01", "mlx5_0", 1)] or 0  # compute full, storage/mgmt limited

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from checkkit import example, findings, pairs, perfect, plan_of
 
-from ibprov.spec.types import Endpoint
+from ibprov.clusterspec.types import Endpoint
 from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.checks.qos import arb_matches

@@ -4,8 +4,8 @@ import dataclasses
 
 from checkkit import example, findings, pairs, perfect, plan_of, ref
 
+from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Report, Severity
-from ibprov.spec.types import Endpoint
 from ibprov.verify.fabric.observation import Observation, ObservedSm
 from ibprov.verify.fabric.section import check_observation
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ibprov.verify.collect import COLLECTORS, ParseError
+from ibprov.probes import COLLECTORS, ParseError
 
 # Real-looking lines of every format, so that random combinations reach the parsers' deeper branches.
 FRAGMENTS = [

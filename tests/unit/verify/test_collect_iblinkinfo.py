@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from diagtext import own, shared
 
-from ibprov.verify.collect import ParseError
-from ibprov.verify.collect.iblinkinfo import LinkHint, PortLink, parse
+from ibprov.probes import ParseError
+from ibprov.probes.iblinkinfo import LinkHint, PortLink, parse
 
 
 def test_sim_default_mode_reads_every_port_of_every_node() -> None:

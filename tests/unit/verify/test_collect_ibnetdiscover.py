@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from diagtext import shared
 
-from ibprov.verify.collect import ParseError
-from ibprov.verify.collect.ibnetdiscover import Fabric, LinkEnd, parse
+from ibprov.probes import ParseError
+from ibprov.probes.ibnetdiscover import Fabric, LinkEnd, parse
 
 
 def end_key(end: LinkEnd) -> tuple[int | None, int]:

@@ -5,8 +5,8 @@ import re
 import pytest
 from diagtext import OWN, SHARED, exit_code, own, shared
 
-from ibprov.verify.collect import COLLECTORS, ParseError
-from ibprov.verify.collect.ibqueryerrors import parse
+from ibprov.probes import COLLECTORS, ParseError
+from ibprov.probes.ibqueryerrors import parse
 
 
 def test_default_output_lists_ports_above_threshold() -> None:

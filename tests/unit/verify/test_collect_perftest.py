@@ -7,8 +7,8 @@ from diagtext import shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ibprov.verify.collect import ParseError
-from ibprov.verify.collect.perftest import (
+from ibprov.probes import ParseError
+from ibprov.probes.perftest import (
     TOOLS,
     BwRow,
     LatRow,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from ibprov.errors import CollectError, ExitCode
-from ibprov.verify.collect import COLLECTORS, ParseError, collector, ibnetdiscover, smpquery
+from ibprov.probes import COLLECTORS, ParseError, collector, ibnetdiscover, smpquery
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from diagtext import shared
 
-from ibprov.verify.collect import ParseError
-from ibprov.verify.collect.sminfo import SmInfo, parse
+from ibprov.probes import ParseError
+from ibprov.probes.sminfo import SmInfo, parse
 
 
 def test_sim_master_sm() -> None:

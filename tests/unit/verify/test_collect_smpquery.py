@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from diagtext import own, shared
 
-from ibprov.verify.collect import ParseError
-from ibprov.verify.collect.smpquery import (
+from ibprov.probes import ParseError
+from ibprov.probes.smpquery import (
     parse_pkeys,
     parse_sl2vl,
     parse_vlarb,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from nodekit import ib_facts
 
+from ibprov.clusterspec import load_spec_text
 from ibprov.run.adhoc import HostOutcome
-from ibprov.spec import load_spec_text
 from ibprov.verify.nodes.collect import observe_host
 from ibprov.verify.nodes.plan import build_node_plan
 from ibprov.verify.nodes.section import check_nodes

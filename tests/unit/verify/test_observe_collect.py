@@ -13,11 +13,11 @@ from collections.abc import Sequence
 import pytest
 
 from ibprov.errors import CollectError
-from ibprov.verify.collect import ParseError
-from ibprov.verify.fabric.cache import IS_SM, MAGIC, decode
+from ibprov.probes import ParseError
+from ibprov.probes.cache import IS_SM, MAGIC, decode
+from ibprov.probes.runner import CommandResult
 from ibprov.verify.fabric.collect import Clock, collect
 from ibprov.verify.fabric.observation import LinkState, PortRef
-from ibprov.verify.runner import CommandResult
 
 SW, NODE01, SM01 = 0x0002C90300000100, 0x0002C90300000200, 0x0002C90300000300
 

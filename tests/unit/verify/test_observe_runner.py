@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ibprov.errors import AnsibleError, CollectError, ExitCode
-from ibprov.verify.runner import AnsibleRunner, LocalRunner, batch_script, parse_batch
+from ibprov.probes.runner import AnsibleRunner, LocalRunner, batch_script, parse_batch
 
 COMMANDS = [
     ("printf", "two\nlines\n"),

@@ -32,8 +32,8 @@ def fake_verify(monkeypatch: pytest.MonkeyPatch, report: SectionReport) -> list[
         runner._early[tuple(argv)] = None
 
     monkeypatch.setattr("ibprov.verify.fabric.section.verify_fabric", verify_fabric)
-    monkeypatch.setattr("ibprov.verify.runner.LocalRunner.prefetch", prefetch)
-    monkeypatch.setattr("ibprov.verify.runner.LocalRunner.close", lambda runner: None)
+    monkeypatch.setattr("ibprov.probes.runner.LocalRunner.prefetch", prefetch)
+    monkeypatch.setattr("ibprov.probes.runner.LocalRunner.close", lambda runner: None)
     return calls
 
 

@@ -14,9 +14,9 @@ import pytest
 from nodekit import healthy_rack, rack_plan
 from test_report_json import fabric_with_findings
 
+from ibprov.clusterspec import load_spec_text
+from ibprov.probes.perfprobe import NodeProbe
 from ibprov.report import Report, to_html
-from ibprov.spec import load_spec_text
-from ibprov.verify.collect.perfprobe import NodeProbe
 from ibprov.verify.nodes.section import check_nodes
 from ibprov.verify.perf.observation import NodeState, PerfObservation, PerfRun
 from ibprov.verify.perf.plan import build_perf_plan, schedule_for

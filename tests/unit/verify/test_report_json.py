@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from checkkit import example, perfect, plan_of, ref, rewire
 
+from ibprov.clusterspec.types import Endpoint
 from ibprov.report import SCHEMA_VERSION, Report, SectionReport, to_dict, to_json
-from ibprov.spec.types import Endpoint
 from ibprov.verify.fabric.observation import PortRef
 from ibprov.verify.fabric.section import check_observation
 from ibprov.verify.sections import report_schema

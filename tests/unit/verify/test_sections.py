@@ -130,7 +130,7 @@ def test_verify_with_two_section_flags_runs_both_into_one_report(
 
     monkeypatch.setattr("ibprov.verify.fabric.section.verify_fabric", fake_fabric)
     monkeypatch.setattr("ibprov.verify.nodes.section.AnsibleNodeCollector", FakeCollector)
-    monkeypatch.setattr("ibprov.verify.runner.LocalRunner.prefetch", lambda runner, argv: None)
+    monkeypatch.setattr("ibprov.probes.runner.LocalRunner.prefetch", lambda runner, argv: None)
     out = tmp_path / "r.json"
     result = CliRunner().invoke(
         cli, ["verify", "--nodes", "--fabric", str(REPO / "examples" / "rack.yaml"), "--json", str(out)]

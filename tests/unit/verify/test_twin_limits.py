@@ -11,13 +11,13 @@ import pytest
 from checkkit import example, findings, perfect, plan_of, ref
 from nodekit import healthy_host
 
-from ibprov.render.guids import GuidBook
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.types import Endpoint
+from ibprov.clusterspec.units import Speed, Width
+from ibprov.identity.guids import GuidBook
 from ibprov.report import Report, to_dict, to_junit
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.types import Endpoint
-from ibprov.spec.units import Speed, Width
-from ibprov.twin.limits import TwinLimits, read_limits, twin_limits, twin_rate
-from ibprov.twin.netfile import build_twin
+from ibprov.twinnet.limits import TwinLimits, read_limits, twin_limits, twin_rate
+from ibprov.twinnet.netfile import build_twin
 from ibprov.verify.fabric.observation import ObservedLink
 from ibprov.verify.fabric.plan import build_plan
 from ibprov.verify.fabric.section import check_observation

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ibprov.render.guids import fmt_guid
+from ibprov.clusterspec.types import Endpoint
+from ibprov.identity.guids import fmt_guid
 from ibprov.report.model import Finding, Severity
-from ibprov.spec.types import Endpoint
 from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.matching import classify, end_name
 from ibprov.verify.fabric.checks.objects import fabric_only, planned_cables

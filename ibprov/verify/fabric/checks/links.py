@@ -2,7 +2,7 @@
 
 Width and speed are compared with the plan, never with iblinkinfo's "Could be ..." hint (ibsim always
 prints "Could be 12X", and real hardware may support more than the cables do). On the twin, a cable the
-plan runs at a rate the twin cannot (:mod:`ibprov.twin.limits`) is judged at the twin's rate, so a
+plan runs at a rate the twin cannot (:mod:`ibprov.twinnet.limits`) is judged at the twin's rate, so a
 degraded link is still found; the finding names both rates, and a pass is a caveat, never a verified
 planned rate.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ibprov.clusterspec.topology import PlannedLink
+from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Finding, Severity
-from ibprov.spec.topology import PlannedLink
-from ibprov.spec.types import Endpoint
 from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.matching import classify, planned_ref
 from ibprov.verify.fabric.checks.objects import planned_cables

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ibprov.render.guids import fmt_guid
-from ibprov.spec.topology import PlannedLink
-from ibprov.spec.types import Endpoint
+from ibprov.clusterspec.topology import PlannedLink
+from ibprov.clusterspec.types import Endpoint
+from ibprov.identity.guids import fmt_guid
 from ibprov.verify.fabric.observation import LinkState, Observation, ObservedLink, PortRef
 from ibprov.verify.fabric.plan import Plan, endpoint_name
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ibprov.clusterspec.model import QosTables
 from ibprov.report.model import Finding, Severity
-from ibprov.spec.model import QosTables
 from ibprov.verify.checking import Check
 from ibprov.verify.fabric.observation import Observation, PortRef
 from ibprov.verify.fabric.plan import Plan, endpoint_name

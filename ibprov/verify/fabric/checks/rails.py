@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ibprov.clusterspec.topology import RailPlan, rail_plan
+from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Finding, Severity
-from ibprov.spec.topology import RailPlan, rail_plan
-from ibprov.spec.types import Endpoint
 from ibprov.verify.checking import Check
 from ibprov.verify.fabric.observation import Observation, PortRef
 from ibprov.verify.fabric.plan import Plan, endpoint_name

@@ -10,7 +10,7 @@ error; an SM on a port the plan does not name is a security finding, whatever it
 
 from __future__ import annotations
 
-from ibprov.render.guids import fmt_guid
+from ibprov.identity.guids import fmt_guid
 from ibprov.report.model import Finding, Severity
 from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.objects import fabric_only

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ibprov.render.guids import GuidBook
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.types import Endpoint
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.types import Endpoint
+from ibprov.identity.guids import GuidBook
 from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.checks.qos import port_class, switch_port_name

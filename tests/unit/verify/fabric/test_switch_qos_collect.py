@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ibprov.probes.runner import CommandResult
 from ibprov.verify.fabric.collect import collect
 from ibprov.verify.fabric.observation import PortRef
-from ibprov.verify.runner import CommandResult
 
 SW, NODE01 = 0x0002C90300000100, 0x0002C90300000200
 IBNETDISCOVER = """#

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ibprov.spec import load_spec_text
-from ibprov.verify.collect import mpi4py_bench, osu, ucx_info
-from ibprov.verify.collect.mpiconf import Tools
+from ibprov.clusterspec import load_spec_text
+from ibprov.probes import mpi4py_bench, osu, ucx_info
+from ibprov.probes.mpiconf import Tools
 from ibprov.verify.mpi.observation import HostMpi, MpiObservation, MpiRun
 from ibprov.verify.mpi.plan import MpiPlan, build_mpi_plan
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from mpikit import OSU_TOOLS, TOOLS, capture, plan_of
 
+from ibprov.probes.mpiconf import Tools
 from ibprov.report import to_json
 from ibprov.report.model import Report
 from ibprov.run.adhoc import HostOutcome
-from ibprov.verify.collect.mpiconf import Tools
 from ibprov.verify.mpi.collect import FORCE_TCP, mpirun_script, observe_host, observe_run, pair_tools
 from ibprov.verify.mpi.observation import HostMpi, MpiRun, Transport
 from ibprov.verify.mpi.plan import MpiPlan

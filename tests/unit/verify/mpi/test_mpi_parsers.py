@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from mpikit import capture
 
-from ibprov.verify.collect import mpi4py_bench, osu, ucx_info
-from ibprov.verify.collect._text import ParseError
-from ibprov.verify.collect.mpiconf import (
+from ibprov.probes import mpi4py_bench, osu, ucx_info
+from ibprov.probes._text import ParseError
+from ibprov.probes.mpiconf import (
     DISTRIBUTION_MCA,
     first_reason,
     parse_env,

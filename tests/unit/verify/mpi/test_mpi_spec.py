@@ -7,9 +7,9 @@ import pytest
 import yaml
 from mpikit import SPEC
 
+from ibprov.clusterspec import load_spec_text
 from ibprov.errors import SpecError
 from ibprov.render import render_files
-from ibprov.spec import load_spec_text
 
 BASE = SPEC.split("mpi:")[0]
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ibprov.clusterspec import load_spec
 from ibprov.run.inventory import nodes_inventory
-from ibprov.spec import load_spec
 from ibprov.verify.nodes.observation import HostObservation
 from ibprov.verify.nodes.plan import build_node_plan, ping_commands
 from ibprov.verify.nodes.section import verify_nodes

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.types import Endpoint
 from ibprov.design import design, spec_text
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.types import Endpoint
 from ibprov.verify.perf.routes import Routing
 from ibprov.verify.perf.schedule import Schedule
 

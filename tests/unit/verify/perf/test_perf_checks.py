@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ibprov.clusterspec import load_spec_text
+from ibprov.clusterspec.types import Endpoint
+from ibprov.probes.perfprobe import NodeProbe, PortProbe
 from ibprov.report.model import Severity
-from ibprov.spec import load_spec_text
-from ibprov.spec.types import Endpoint
-from ibprov.verify.collect.perfprobe import NodeProbe, PortProbe
 from ibprov.verify.perf.baseline import Baseline, BaselineEntry
 from ibprov.verify.perf.checks import run_object
 from ibprov.verify.perf.observation import NodeState, PerfObservation, PerfRun, TcpRun

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from perfkit import shared
 
-from ibprov.spec import load_spec_text
-from ibprov.verify.collect.perfprobe import script
+from ibprov.clusterspec import load_spec_text
+from ibprov.probes.perfprobe import script
 from ibprov.verify.perf.collect import collect, perftest_command
 from ibprov.verify.perf.plan import PerfPlan, build_perf_plan, schedule_for
 from ibprov.verify.perf.remote import Completed, RemoteError
@@ -174,7 +174,7 @@ def test_commands_carry_the_port_gid_index_numa_node_and_a_limit_on_the_node(pla
 def test_the_probe_script_runs_in_sh_and_reads_a_host_without_rdma(tmp_path: Path) -> None:
     import subprocess
 
-    from ibprov.verify.collect.perfprobe import parse
+    from ibprov.probes.perfprobe import parse
 
     done = subprocess.run(
         ["sh", "-c", script(["sh", "no-such-tool-ibprov"], [("mlx5_0", 1)])], capture_output=True, text=True, check=True

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from ibprov.cli import cli
 from ibprov.errors import InputFileError
-from ibprov.verify.collect import ParseError
-from ibprov.verify.collect.iperf3 import parse as parse_iperf3
-from ibprov.verify.collect.perfprobe import parse as parse_probe
-from ibprov.verify.collect.perfprobe import pcie_gbps, rate_gbps
+from ibprov.probes import ParseError
+from ibprov.probes.iperf3 import parse as parse_iperf3
+from ibprov.probes.perfprobe import parse as parse_probe
+from ibprov.probes.perfprobe import pcie_gbps, rate_gbps
 from ibprov.verify.perf.baseline import BaselineEntry, baseline_text, load_baseline, worse_by
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "iperf3"

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfkit import shared
 
-from ibprov.verify.collect import ParseError
-from ibprov.verify.collect.lfts import Destination, argv, ibroute_argv, parse
+from ibprov.probes import ParseError
+from ibprov.probes.lfts import Destination, argv, ibroute_argv, parse
 
 HEADER = "Unicast lids [0x0-0x9] of switch Lid 4 guid 0x0000000000200002 (Spine1):"
 COLUMNS = "  Lid  Out   Destination\n       Port     Info "

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from perfkit import fat_tree
 
-from ibprov.spec import SpecError
+from ibprov.clusterspec import SpecError
 from ibprov.verify.perf.routes import Routing, lower_bound, planned_routing
 from ibprov.verify.perf.schedule import route_schedule
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ibprov.spec import LoadedSpec, load_spec_text
-from ibprov.spec.rails import Rails
-from ibprov.spec.topology import rail_plan
-from ibprov.spec.types import Endpoint
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.clusterspec.rails import Rails
+from ibprov.clusterspec.topology import rail_plan
+from ibprov.clusterspec.types import Endpoint
 from ibprov.verify.perf.schedule import Schedule, all_pairs, quick, rail_aware
 
 # the rails list mlx5_2 before mlx5_1, and mlx5_0 is the storage HCA: positions would get every rail wrong

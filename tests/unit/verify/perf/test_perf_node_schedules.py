@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfkit import one_leaf
 
-from ibprov.spec import load_spec
-from ibprov.spec.types import Endpoint
+from ibprov.clusterspec import load_spec
+from ibprov.clusterspec.types import Endpoint
 from ibprov.verify.perf.schedule import Schedule, all_pairs, quick, rail_aware, round_robin
 
 COUNTS = [2, 3, 7, 8, 33]

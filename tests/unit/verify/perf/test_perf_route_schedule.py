@@ -12,10 +12,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from perfkit import check_route_schedule, designed, shared
 
+from ibprov.clusterspec import load_spec, load_spec_text
+from ibprov.clusterspec.types import Endpoint
 from ibprov.design import DesignError
-from ibprov.spec import load_spec, load_spec_text
-from ibprov.spec.types import Endpoint
-from ibprov.verify.collect import ibnetdiscover, lfts
+from ibprov.probes import ibnetdiscover, lfts
 from ibprov.verify.perf.routes import lft_routing, planned_routing
 from ibprov.verify.perf.schedule import route_aware, route_aware_from_lfts
 

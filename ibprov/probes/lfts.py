@@ -1,0 +1,174 @@
+"""``dump_lfts`` / ``dump_fts`` (every switch) and ``ibroute <switch>`` (one): unicast forwarding tables.
+
+Both print one block per switch (infiniband-diags 44, ``ibroute.c`` / ``dump_fts.c``)::
+
+    Unicast lids [0x0-0x7] of switch DR path slid 0; dlid 0; 0,1,35,2 guid 0x0000000000200001 (Leaf2):
+      Lid  Out   Destination
+           Port     Info
+    0x0001 035 : (Channel Adapter portguid 0x0000000000100001: 'node01 mlx5_0')
+    0x0003 000 : (Switch portguid 0x0000000000200001: 'Leaf2')
+    7 valid lids dumped
+
+``ibroute`` names the switch ``Lid 2`` where ``dump_fts`` gives its directed path. Out port 0 is the
+switch itself. The destination is ``: (<type> portguid 0x<guid>: '<description>')`` when the tool could
+query it, ``: (unknown node and type)`` when not, ``: (illegal port)`` for an out port beyond the
+switch's ports (shown with ``-a`` only), ``: (path #N out of M[: portguid 0x<guid>])`` for the extra LIDs
+of an LMC > 0 port, and nothing with ``-n``. The footer counts the entries (``N lids dumped`` with
+``-a``); a block whose count disagrees is refused as truncated. Debian's ``dump_lfts`` is a shell
+wrapper that runs ``dump_fts`` and then prints ``*** WARNING ***: this command has been replaced by
+dump_fts`` between blank lines: that line is skipped.
+
+Known gap of the tools (infiniband-diags 44, seen on a 2,048-node twin whose top LID is 2368 = 37 x 64):
+they read the LFT blocks ``startlid / 64`` up to, not including, ``ALIGN(top, 64) / 64``, so when the
+top LID is a multiple of 64 the header announces it but no table lists it. Nothing here can tell that
+from an entry the switch does not have; the route-aware schedule notes host ports left without an entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ibprov.probes._text import ParseError, hex_int, lines
+
+__all__ = ["Destination", "Lfts", "SwitchLft", "argv", "ibroute_argv", "parse"]
+
+TOOL = "dump_lfts"
+
+_HX = r"[0-9a-fA-F]+"
+_HEADER = re.compile(rf"^Unicast lids \[0x({_HX})-0x({_HX})\] of switch (.+?) guid 0x({_HX}) \((.*)\):$")
+_COLUMNS = ("  Lid  Out   Destination", "       Port     Info")
+_ENTRY = re.compile(rf"^0x({_HX}) (\d{{3}})(?: (.*))?$")
+_RESOLVED = re.compile(rf"^: \((.+?) portguid 0x({_HX}): '(.*)'\)$")
+_UNRESOLVED = re.compile(
+    rf"^: \((?:unknown node and type|illegal port|path #\d+ (?:- illegal port|out of \d+(?:: portguid 0x{_HX})?))\)$"
+)
+_FOOTER = re.compile(r"^(\d+) (valid )?lids dumped$")
+_WARNING = re.compile(r"^\*\*\* WARNING \*\*\*: ")
+_LID_ADDRESS = re.compile(r"^Lid (\d+)$")
+
+
+@dataclass(frozen=True)
+class Destination:
+    """What the tool found at a LID: ``kind`` as printed (``Channel Adapter``, ``Switch``, ``Router``)."""
+
+    kind: str
+    port_guid: int
+    description: str
+
+
+@dataclass(frozen=True)
+class SwitchLft:
+    """One switch's linear forwarding table: destination LID -> out port (0: the switch itself)."""
+
+    guid: int  # node GUID
+    description: str
+    address: str  # how the tool reached it: 'Lid 2' (ibroute) or 'DR path slid 0; dlid 0; 0,1,35' (dump_fts)
+    lid_range: tuple[int, int]  # the range the header announces
+    ports: Mapping[int, int]
+    destinations: Mapping[int, Destination]  # the LIDs the tool resolved
+
+    @property
+    def lid(self) -> int | None:
+        """The switch's LID when the tool addressed it by LID (``ibroute``), else None."""
+        match = _LID_ADDRESS.match(self.address)
+        return int(match[1]) if match else None
+
+    def out_port(self, lid: int) -> int | None:
+        return self.ports.get(lid)
+
+
+@dataclass(frozen=True)
+class Lfts:
+    switches: tuple[SwitchLft, ...]
+
+    def switch(self, guid: int) -> SwitchLft | None:
+        """The table of the switch with this node GUID."""
+        return next((s for s in self.switches if s.guid == guid), None)
+
+
+def argv() -> tuple[str, ...]:
+    """Every switch's table (Debian names the script ``dump_lfts``; upstream installs ``dump_lfts.sh``)."""
+    return ("dump_lfts",)
+
+
+def ibroute_argv(switch_lid: int) -> tuple[str, ...]:
+    """One switch's table."""
+    return ("ibroute", str(switch_lid))
+
+
+class _Block:
+    def __init__(self, line_no: int, line: str, m: re.Match[str]) -> None:
+        self.line_no, self.line = line_no, line
+        self.lid_range = (hex_int(m[1]), hex_int(m[2]))
+        self.address, self.guid, self.description = m[3], hex_int(m[4]), m[5]
+        self.columns = 0  # column header lines seen
+        self.ports: dict[int, int] = {}
+        self.destinations: dict[int, Destination] = {}
+
+    def entry(self, m: re.Match[str]) -> str | None:
+        """Add an entry; a reason when it cannot be."""
+        lid, port, info = hex_int(m[1]), int(m[2]), m[3] or ""
+        if self.columns != len(_COLUMNS):
+            return "an entry before the column header"
+        if lid in self.ports:
+            return f"LID 0x{lid:04x} listed twice"
+        if not self.lid_range[0] <= lid <= self.lid_range[1]:
+            return f"LID 0x{lid:04x} outside the announced range"
+        if port > 255:
+            return "out port above 255"
+        if resolved := _RESOLVED.match(info):
+            self.destinations[lid] = Destination(resolved[1], hex_int(resolved[2]), resolved[3])
+        elif info and not _UNRESOLVED.match(info):
+            return "unknown destination"
+        self.ports[lid] = port
+        return None
+
+    def table(self) -> SwitchLft:
+        return SwitchLft(
+            self.guid,
+            self.description,
+            self.address,
+            self.lid_range,
+            MappingProxyType(self.ports),
+            MappingProxyType(self.destinations),
+        )
+
+
+def parse(text: str, tool: str = TOOL) -> Lfts:
+    """The tables in ``dump_lfts``/``dump_fts``/``ibroute`` output (``tool`` names the tool in errors)."""
+    tables: list[SwitchLft] = []
+    block: _Block | None = None
+    for line_no, line in lines(tool, text):
+        if block is not None and block.columns == len(_COLUMNS) and (entry := _ENTRY.match(line)):
+            reason = block.entry(entry)  # the common case first: an entry of the open table
+            if reason:
+                raise ParseError(tool, line_no, line, reason)
+            continue
+        if _WARNING.match(line):
+            continue
+        if header := _HEADER.match(line):
+            if block is not None:
+                raise ParseError(tool, line_no, line, "a new table before the last one's 'lids dumped' line")
+            block = _Block(line_no, line, header)
+            continue
+        if block is None:
+            raise ParseError(tool, line_no, line)
+        if block.columns < len(_COLUMNS) and line == _COLUMNS[block.columns].rstrip():
+            block.columns += 1
+        elif entry := _ENTRY.match(line):
+            reason = block.entry(entry)
+            if reason:
+                raise ParseError(tool, line_no, line, reason)
+        elif footer := _FOOTER.match(line):
+            if int(footer[1]) != len(block.ports):
+                raise ParseError(tool, line_no, line, f"the table has {len(block.ports)} entries")
+            tables.append(block.table())
+            block = None
+        else:
+            raise ParseError(tool, line_no, line)
+    if block is not None:
+        raise ParseError(tool, block.line_no, block.line, "the table ends without its 'lids dumped' line")
+    return Lfts(tuple(tables))

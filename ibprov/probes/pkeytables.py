@@ -1,0 +1,58 @@
+"""PKey tables of many ports in one process (see pkeytables_probe.py): the command and its pure parser.
+
+`smpquery pkeys` costs one process per port; on a 1,024-node fabric that start-up dominates verify. The
+probe sends the same SMPs from one process through libibmad. Where it cannot run (no python3 or no
+libibmad on the collecting host) verify falls back to `smpquery pkeys` per port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ibprov.probes._text import ParseError, lines
+
+TOOL = "pkeytables"
+
+
+@dataclass(frozen=True)
+class PortPkeys:
+    lid: int
+    port: int
+    capacity: int | None
+    pkeys: tuple[int, ...]
+    error: str | None = None
+
+
+@cache
+def probe_source() -> str:
+    return Path(__file__).with_name("pkeytables_probe.py").read_text()
+
+
+def argv(targets: Sequence[tuple[int, int, int | None]], python: str = "python3") -> tuple[str, ...]:
+    """(LID, port, PartitionCap or None) per CA port; a known capacity (from the fabric cache's NodeInfo)
+    spares the probe one NodeInfo SMP per port."""
+    return (
+        python,
+        "-c",
+        probe_source(),
+        *(f"{lid}:{port}" if cap is None else f"{lid}:{port}:{cap}" for lid, port, cap in targets),
+    )
+
+
+def parse(text: str) -> dict[tuple[int, int], PortPkeys]:
+    out: dict[tuple[int, int], PortPkeys] = {}
+    for line_no, line in lines(TOOL, text):
+        fields = line.split()
+        try:
+            lid, port = int(fields[0]), int(fields[1])
+            if fields[2] == "error":
+                out[(lid, port)] = PortPkeys(lid, port, None, (), " ".join(fields[3:]) or "error")
+                continue
+            keys = tuple(int(f, 16) for f in fields[3:])
+            out[(lid, port)] = PortPkeys(lid, port, int(fields[2]), keys)
+        except (IndexError, ValueError):
+            raise ParseError(TOOL, line_no, line) from None
+    return out
