@@ -26,7 +26,10 @@ from typing import Any
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.types import Endpoint, parse_endpoint
 from ibprov.clusterspec.units import Speed, Width
+from ibprov.identity.guids import GuidBook, fmt_guid
+from ibprov.probes import ibnetdiscover
 from ibprov.twin.rack import CONSOLE_FIFO, RackError, RackState, podman, stop_rogue
+from ibprov.twinnet.limits import stand_in_speed
 from ibprov.twinnet.netfile import hca_id, switch_id
 
 __all__ = ["KINDS", "heal", "inject"]
@@ -74,8 +77,6 @@ def _diag(state: RackState, argv: Sequence[str]) -> str:
 
 def _lids(state: RackState, loaded: LoadedSpec) -> dict[str, int]:
     """Net-file node id -> LID (a switch's port 0, a CA's port), as the twin's SM assigned them."""
-    from ibprov.probes import ibnetdiscover
-
     fabric = ibnetdiscover.parse(_diag(state, ["ibnetdiscover"]))
     by_desc = {sw.node_desc: switch_id(name) for name, sw in loaded.topology.switches.items()}
     for node in loaded.spec.nodes:
@@ -171,8 +172,6 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
         if what == "width":
             field, new, old = "width", _WIDTH[Width(value)], _WIDTH[width]
         elif what == "speed":
-            from ibprov.twinnet.limits import stand_in_speed
-
             field, new = _SPEED[Speed(value.upper())]
             planned_field, old = _SPEED[stand_in_speed(speed)]
             if planned_field != field:
@@ -219,8 +218,6 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
 def _pkey_drift(
     state: RackState, loaded: LoadedSpec, node: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
-    from ibprov.identity.guids import GuidBook, fmt_guid
-
     spec = loaded.spec
     target = next((n for n in spec.nodes if n.name == node), None)
     if target is None:

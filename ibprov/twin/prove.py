@@ -13,9 +13,11 @@ from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.model import QosTables
 from ibprov.identity.guids import GuidBook, fmt_guid
 from ibprov.probes import ParseError, ibnetdiscover, sminfo, smpquery
+from ibprov.probes.runner import LocalRunner
 from ibprov.render.sm import expected_pkeys
 from ibprov.report.model import Report
 from ibprov.twin.bringup import TwinRun, start_twin
+from ibprov.verify.fabric.section import verify_fabric
 
 # What OpenSM 3.3.23 logs when it throws the partition file away or cannot use its configuration.
 LOG_FAILURES = (
@@ -84,9 +86,6 @@ def prove(
 
 def verify_twin(loaded: LoadedSpec, run: TwinRun, host: str) -> Report:
     """``verify --fabric`` against the running twin, the diags running as ``host``, its GUIDs synthetic."""
-    from ibprov.probes.runner import LocalRunner
-    from ibprov.verify.fabric.section import verify_fabric
-
     runner = LocalRunner(env=run.sim.env(host))
     try:
         section = verify_fabric(loaded, runner, synthetic_guids=True, twin=run.limits)

@@ -38,6 +38,7 @@ from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.topology import PlannedLink
 from ibprov.clusterspec.types import Endpoint
 from ibprov.clusterspec.units import Speed, Width
+from ibprov.errors import IbprovError
 
 __all__ = [
     "LIMITS_FILE",
@@ -250,8 +251,6 @@ def twin_limits(
 
 def read_limits(path: Path) -> TwinLimits:
     """The limits a twin wrote (``twin-limits.json``); a directory is searched for that file."""
-    from ibprov.errors import IbprovError
-
     file = path / LIMITS_FILE if path.is_dir() else path
     try:
         data = json.loads(file.read_text())

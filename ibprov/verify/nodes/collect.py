@@ -22,6 +22,7 @@ from ibprov.probes.hostfacts import (
     parse_probe,
     parse_stack_version,
 )
+from ibprov.resources import roles_dir
 from ibprov.run.adhoc import AnsibleRun, HostOutcome, ansible_runner_run, run_module
 from ibprov.verify.nodes.observation import HostObservation
 
@@ -81,8 +82,6 @@ class AnsibleNodeCollector:
         return "each host (ansible)"
 
     def collect(self, hosts: Sequence[str]) -> dict[str, HostObservation]:
-        from ibprov.resources import roles_dir
-
         env = {"ANSIBLE_LIBRARY": str(roles_dir() / "ib_facts" / "library")}
         facts = run_module(self.inventory, hosts, "ib_facts", env=env, forks=self.forks, run=self._run)
         probe_args = {"cmd": PROBE_SCRIPT}

@@ -12,6 +12,7 @@ from ibprov.clusterspec.types import NON_HOST_GROUPS, Endpoint
 from ibprov.clusterspec.units import data_rate_gbps
 from ibprov.identity.guids import PLACEHOLDER_DEVICE as PLACEHOLDER
 from ibprov.identity.guids import GuidBook
+from ibprov.render.inventory import ipoib_vars
 from ibprov.twinnet.limits import TwinLimits
 
 __all__ = ["NodePlan", "PlannedPort", "build_node_plan", "ping_commands"]
@@ -91,7 +92,6 @@ def build_node_plan(
     """What every host should show; ``twin``: the hosts are the twin's (ports judged at its rates; only the
     nodes it gave a container are hosts, the others are simulated HCAs with nothing to log in to);
     ``inventory``: what the hosts are reached through (named in the unreachable hint)."""
-    from ibprov.render.inventory import ipoib_vars
 
     spec = loaded.spec
     cables = {end: link for link in loaded.topology.links for end in (link.a, link.b)}
