@@ -15,8 +15,10 @@ from typing import Literal
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.types import Endpoint
 from ibprov.clusterspec.units import data_rate_gbps
+from ibprov.render.inventory import ipoib_vars
+from ibprov.verify.perf import schedule
 from ibprov.verify.perf.baseline import Baseline
-from ibprov.verify.perf.routes import LinkDirection, Routing
+from ibprov.verify.perf.routes import LinkDirection, Routing, planned_routing
 from ibprov.verify.perf.schedule import Pair, Schedule, ScheduleKind
 
 __all__ = [
@@ -170,8 +172,6 @@ def _endpoints(loaded: LoadedSpec) -> dict[Endpoint, EndpointPlan]:
 
 
 def _tcp_plan(loaded: LoadedSpec) -> TcpPlan:
-    from ibprov.render.inventory import ipoib_vars
-
     acc = loaded.spec.acceptance
     addresses: dict[str, str] = {}
     interface = ""
@@ -186,9 +186,6 @@ def _tcp_plan(loaded: LoadedSpec) -> TcpPlan:
 
 def schedule_for(loaded: LoadedSpec, kind: ScheduleKind) -> tuple[Schedule, Routing]:
     """The schedule of ``kind`` from the plan alone, and the plan's routes (the offline fat-tree model)."""
-    from ibprov.verify.perf import schedule
-    from ibprov.verify.perf.routes import planned_routing
-
     routing = planned_routing(loaded)
     if kind == "quick":
         return schedule.quick(loaded), routing
