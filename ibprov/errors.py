@@ -45,10 +45,6 @@ class SpecError(IbprovError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-class RenderError(IbprovError):
-    exit_code = ExitCode.SPEC_ERROR
-
-
 class InputFileError(IbprovError):
     """A file given on the command line besides the spec (a perf baseline, ...) cannot be read or is not
     what it should be: one line naming the file (and FILE:LINE:COL where it can), exit 2."""

@@ -886,7 +886,3 @@ RULES: tuple[Rule, ...] = (
 
 def check(spec: ClusterSpec, topo: Topology) -> list[Finding]:
     return [finding for rule in RULES for finding in rule(spec, topo)]
-
-
-def partition_nodes(spec: ClusterSpec) -> dict[str, set[str]]:
-    return _partition_nodes(spec)

@@ -80,10 +80,6 @@ class Endpoint(NamedTuple):
     def __str__(self) -> str:
         return f"{self.device}/{self.hca}:{self.port}" if self.hca else f"{self.device}:{self.port}"
 
-    @property
-    def is_hca(self) -> bool:
-        return self.hca is not None
-
 
 _ENDPOINT_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)(?:/([a-z][a-z0-9_]*))?:(\d{1,3})$")
 

@@ -25,19 +25,6 @@ class Width(StrEnum):
     X12 = "12x"
 
 
-# Per-lane signalling rate in Gb/s, as libibmad prints it ("53.125 Gbps").
-LANE_SIGNAL_GBPS: dict[Speed, float] = {
-    Speed.SDR: 2.5,
-    Speed.DDR: 5.0,
-    Speed.QDR: 10.0,
-    Speed.FDR10: 10.3125,
-    Speed.FDR: 14.0625,
-    Speed.EDR: 25.78125,
-    Speed.HDR: 53.125,
-    Speed.NDR: 106.25,
-    Speed.XDR: 212.5,
-}
-
 # Per-lane data rate in Gb/s after line encoding (8b/10b up to QDR, 64b/66b after): the "line rate"
 # acceptance bandwidth is measured against (4x HDR = 200 Gb/s, 4x QDR = 32 Gb/s).
 LANE_DATA_GBPS: dict[Speed, float] = {

@@ -30,7 +30,6 @@ __all__ = ["Skeleton", "build_skeleton", "natural_key", "sanitize"]
 _PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _WRITABLE = re.compile(r"[!$-\[\]-z|~]([ !$-\[\]-z|~]{0,62}[!$-\[\]-z|~])?")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"}
-FALLBACK_DEVICE = "hca0"
 _NON_HOST = {
     "sharp": "SHARP aggregation node",
     "ufm": "UFM appliance",

@@ -231,9 +231,6 @@ class GuidBook:
             guid = None if base is None else base + port
         return guid
 
-    def _hca(self, node: str, device: str) -> Any:
-        return self._hcas[(node, device)]
-
 
 _INDEX: list[tuple[object, dict[tuple[str, str], Any]]] = []  # the last spec's (node, device) -> Hca
 
