@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
@@ -72,6 +72,7 @@ __all__ = [
     "LatRow",
     "Message",
     "PerftestResult",
+    "PerftestRun",
     "Setup",
     "argv",
     "parse",
@@ -219,115 +220,112 @@ class PerftestResult:
 # --------------------------------------------------------------------------------------------------- argv
 
 
-def argv(
-    test: str,
-    *,
-    server: str | None = None,
-    size: int | None = None,
-    iterations: int | None = None,
-    port: int | None = None,
-    device: str | None = None,
-    ib_port: int | None = None,
-    gid_index: int | None = None,
-    bidirectional: bool = False,
-    all_sizes: bool = False,
-    report_gbits: bool = False,
-    out_json: bool = False,
-    out_json_file: str | None = None,
-    duration: int | None = None,
-    ignore_cpu_freq: bool = False,
-    cpu_util: bool = False,
-    qps: int | None = None,
-    connection: str | None = None,
-    mtu: int | None = None,
-    rdma_cm: bool = False,
-) -> tuple[str, ...]:
-    """The command line of one side: the server without ``server``, the client with the server's address
-    last. Both sides need the same symmetric options (size, iterations, ``-a``, ``-b``, ``--report_gbits``,
-    ``-q``, ``-c``, ``-R``, ``-p``). ``ignore_cpu_freq`` is ``-F`` (no ``Conflicting CPU frequency`` warning);
-    ``out_json_file`` implies ``--out_json`` (perftest writes the file only with both). Raises ValueError on
-    combinations perftest refuses or ignores."""
-    _check_argv(
-        test,
-        server=server,
-        device=device,
-        out_json_file=out_json_file,
-        numbers={"size": size, "port": port, "ib_port": ib_port, "qps": qps, "duration": duration},
-        iterations=iterations,
-        gid_index=gid_index,
-        mtu=mtu,
-        connection=connection,
-        conflicts=[
-            (size is not None and all_sizes, "size and all_sizes exclude each other"),
-            (duration is not None and iterations is not None, "duration (-D) and iterations (-n) exclude each other"),
-            (duration is not None and all_sizes, "perftest does not run all sizes (-a) in duration mode (-D)"),
-            (cpu_util and duration is None, "perftest reports CPU utilisation (--cpu_util) only with -D"),
-            (bidirectional and test.endswith("_lat"), "bidirectional (-b) is for bandwidth tests only"),
-            (qps is not None and qps > 1 and test.endswith("_lat"), "several QPs (-q) are for bandwidth tests only"),
-        ],
-    )
+@dataclass(frozen=True)
+class PerftestRun:
+    """One perftest run as its command line gives it. Both sides take the same symmetric options (size,
+    iterations, ``all_sizes``, ``bidirectional``, ``report_gbits``, ``qps``, ``connection``, ``rdma_cm``,
+    ``port``); ``device``, ``ib_port`` and ``gid_index`` are each side's own. Building one with a combination
+    perftest refuses or ignores raises ValueError."""
+
+    test: str  # one of TOOLS
+    size: int | None = None  # -s: bytes per message
+    iterations: int | None = None  # -n
+    port: int | None = None  # -p: the TCP port of the connection setup
+    device: str | None = None  # -d: the RDMA device (mlx5_0)
+    ib_port: int | None = None  # -i: the device's port
+    gid_index: int | None = None  # -x (RoCE needs it, IB does not)
+    bidirectional: bool = False  # -b: bandwidth tests only
+    all_sizes: bool = False  # -a: every size from 2 bytes to 8 MiB
+    report_gbits: bool = False  # --report_gbits: Gb/s instead of MiB/s
+    out_json: bool = False  # --out_json
+    out_json_file: str | None = None  # --out_json_file, with --out_json (perftest writes the file only with both)
+    duration: int | None = None  # -D: seconds, instead of iterations
+    ignore_cpu_freq: bool = False  # -F: no "Conflicting CPU frequency" warning
+    cpu_util: bool = False  # --cpu_util: only with -D
+    qps: int | None = None  # -q
+    connection: str | None = None  # -c: one of _CONNECTIONS
+    mtu: int | None = None  # -m: bytes, one of _MTUS
+    rdma_cm: bool = False  # -R: connect the QPs through rdma_cm
+
+    def __post_init__(self) -> None:
+        problems = self._problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def _problems(self) -> list[str]:
+        latency, timed = self.test.endswith("_lat"), self.duration is not None
+        conflicts = [
+            (self.size is not None and self.all_sizes, "size and all_sizes exclude each other"),
+            (timed and self.iterations is not None, "duration (-D) and iterations (-n) exclude each other"),
+            (timed and self.all_sizes, "perftest does not run all sizes (-a) in duration mode (-D)"),
+            (self.cpu_util and not timed, "perftest reports CPU utilisation (--cpu_util) only with -D"),
+            (self.bidirectional and latency, "bidirectional (-b) is for bandwidth tests only"),
+            (self.qps is not None and self.qps > 1 and latency, "several QPs (-q) are for bandwidth tests only"),
+        ]
+        problems = [message for wrong, message in conflicts if wrong]
+        if self.test not in TOOLS:
+            problems.append(f"unknown perftest test {self.test!r} (one of {', '.join(TOOLS)})")
+        texts = (("device", self.device), ("out_json_file", self.out_json_file))
+        problems += [problem for name, text in texts if (problem := _unusable(name, text))]
+        counts = {
+            "size": self.size,
+            "port": self.port,
+            "ib_port": self.ib_port,
+            "qps": self.qps,
+            "duration": self.duration,
+        }
+        problems += [f"{name} must be positive, not {n}" for name, n in counts.items() if n is not None and n < 1]
+        if self.iterations is not None and self.iterations < _MIN_ITERATIONS:
+            problems.append(f"perftest needs at least {_MIN_ITERATIONS} iterations, not {self.iterations}")
+        if self.gid_index is not None and not 0 <= self.gid_index <= _MAX_GID_INDEX:
+            problems.append(f"gid_index must be 0..{_MAX_GID_INDEX}, not {self.gid_index}")
+        if self.mtu is not None and self.mtu not in _MTUS:
+            problems.append(f"mtu must be one of {_MTUS}, not {self.mtu}")
+        if self.connection is not None and self.connection not in _CONNECTIONS:
+            problems.append(f"connection must be one of {_CONNECTIONS}, not {self.connection!r}")
+        return problems
+
+
+def _unusable(name: str, text: str | None) -> str | None:
+    """Why ``text`` cannot be one argument of the command line (empty, an option, padded), or None."""
+    if text is not None and (not text or text.startswith("-") or text != text.strip()):
+        return f"{name} {text!r} is not a usable argument"
+    return None
+
+
+def argv(run: PerftestRun, *, server: str | None = None) -> tuple[str, ...]:
+    """The command line of one side of ``run``: the server without ``server``, the client with the server's
+    address last. Raises ValueError when ``server`` cannot be an argument."""
+    if problem := _unusable("server", server):
+        raise ValueError(problem)
     valued: list[tuple[str, object]] = [
-        ("-d", device),
-        ("-i", ib_port),
-        ("-x", gid_index),
-        ("-p", port),
-        ("-c", connection),
-        ("-m", mtu),
-        ("-q", qps),
-        ("-s", size),
-        ("-n", iterations),
-        ("-D", duration),
+        ("-d", run.device),
+        ("-i", run.ib_port),
+        ("-x", run.gid_index),
+        ("-p", run.port),
+        ("-c", run.connection),
+        ("-m", run.mtu),
+        ("-q", run.qps),
+        ("-s", run.size),
+        ("-n", run.iterations),
+        ("-D", run.duration),
     ]
     switches = [
-        ("-a", all_sizes),
-        ("-b", bidirectional),
-        ("-R", rdma_cm),
-        ("-F", ignore_cpu_freq),
-        ("--report_gbits", report_gbits),
-        ("--cpu_util", cpu_util),
-        ("--out_json", out_json or out_json_file is not None),
+        ("-a", run.all_sizes),
+        ("-b", run.bidirectional),
+        ("-R", run.rdma_cm),
+        ("-F", run.ignore_cpu_freq),
+        ("--report_gbits", run.report_gbits),
+        ("--cpu_util", run.cpu_util),
+        ("--out_json", run.out_json or run.out_json_file is not None),
     ]
-    args = [test, *(part for flag, value in valued if value is not None for part in (flag, str(value)))]
+    args = [run.test, *(part for flag, value in valued if value is not None for part in (flag, str(value)))]
     args += [flag for flag, on in switches if on]
-    if out_json_file is not None:
-        args += ["--out_json_file", out_json_file]
+    if run.out_json_file is not None:
+        args += ["--out_json_file", run.out_json_file]
     if server is not None:
         args.append(server)
     return tuple(args)
-
-
-def _check_argv(
-    test: str,
-    *,
-    server: str | None,
-    device: str | None,
-    out_json_file: str | None,
-    numbers: Mapping[str, int | None],
-    iterations: int | None,
-    gid_index: int | None,
-    mtu: int | None,
-    connection: str | None,
-    conflicts: Iterable[tuple[bool, str]],
-) -> None:
-    problems = [message for wrong, message in conflicts if wrong]
-    if test not in TOOLS:
-        problems.append(f"unknown perftest test {test!r} (one of {', '.join(TOOLS)})")
-    for name, text in (("server", server), ("device", device), ("out_json_file", out_json_file)):
-        if text is not None and (not text or text.startswith("-") or text != text.strip()):
-            problems.append(f"{name} {text!r} is not a usable argument")
-    problems += [
-        f"{name} must be positive, not {value}" for name, value in numbers.items() if value is not None and value < 1
-    ]
-    if iterations is not None and iterations < _MIN_ITERATIONS:
-        problems.append(f"perftest needs at least {_MIN_ITERATIONS} iterations, not {iterations}")
-    if gid_index is not None and not 0 <= gid_index <= _MAX_GID_INDEX:
-        problems.append(f"gid_index must be 0..{_MAX_GID_INDEX}, not {gid_index}")
-    if mtu is not None and mtu not in _MTUS:
-        problems.append(f"mtu must be one of {_MTUS}, not {mtu}")
-    if connection is not None and connection not in _CONNECTIONS:
-        problems.append(f"connection must be one of {_CONNECTIONS}, not {connection!r}")
-    if problems:
-        raise ValueError("; ".join(problems))
 
 
 # --------------------------------------------------------------------------------------------------- text

@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from ibprov.probes import iperf3, perfprobe, perftest
 from ibprov.probes._text import ParseError
+from ibprov.verify.perf.checks import needed_tools
 from ibprov.verify.perf.observation import NodeState, PerfObservation, PerfRun, TcpRun
 from ibprov.verify.perf.plan import PerfPlan, PerfTest
 from ibprov.verify.perf.remote import Completed, Remote, RemoteError, Started
@@ -56,9 +57,8 @@ def perftest_command(plan: PerfPlan, test: PerfTest, pair: Pair, *, server: str 
     bound to the HCA's NUMA node when the spec gives one."""
     end = pair.client if server is not None else pair.server
     info = plan.endpoints.get(end)
-    args = perftest.argv(
+    run = perftest.PerftestRun(
         test.tool,
-        server=server,
         size=test.size,
         port=port,
         device=end.hca,
@@ -68,6 +68,7 @@ def perftest_command(plan: PerfPlan, test: PerfTest, pair: Pair, *, server: str 
         report_gbits=test.kind == "bw",
         ignore_cpu_freq=True,
     )
+    args = perftest.argv(run, server=server)
     prefix = ["timeout", str(plan.timeout_seconds)]
     if info is not None and info.numa_node is not None:
         prefix += ["numactl", f"--cpunodebind={info.numa_node}", f"--membind={info.numa_node}"]
@@ -165,8 +166,6 @@ def _probe_all(ctx: _Ctx, executor: ThreadPoolExecutor) -> None:
 
 
 def _probe(ctx: _Ctx, node: str) -> NodeState:
-    from ibprov.verify.perf.checks import needed_tools
-
     ports = [(e.hca or "", e.port) for e in ctx.plan.endpoints if e.device == node]
     try:
         ctx.remote.connect(node)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError, fields, replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from ibprov.probes.perftest import (
     BwRow,
     LatRow,
     Message,
+    PerftestRun,
     argv,
     parse,
     parse_json,
@@ -730,15 +732,16 @@ def test_any_json_text_gives_a_result_or_a_parse_error(text: str) -> None:
 
 
 def test_argv_server_and_client() -> None:
-    common = {"device": "mlx5_0", "ib_port": 1, "all_sizes": True, "report_gbits": True, "ignore_cpu_freq": True}
-    assert argv("ib_write_bw", **common) == ("ib_write_bw", "-d", "mlx5_0", "-i", "1", "-a", "-F", "--report_gbits")
-    assert argv("ib_write_bw", server="node01", **common)[-1] == "node01"
+    run = PerftestRun(
+        "ib_write_bw", device="mlx5_0", ib_port=1, all_sizes=True, report_gbits=True, ignore_cpu_freq=True
+    )
+    assert argv(run) == ("ib_write_bw", "-d", "mlx5_0", "-i", "1", "-a", "-F", "--report_gbits")
+    assert argv(run, server="node01")[-1] == "node01"
 
 
 def test_argv_every_option() -> None:
-    assert argv(
+    run = PerftestRun(
         "ib_send_bw",
-        server="10.0.0.1",
         size=65536,
         iterations=5000,
         port=18516,
@@ -751,14 +754,15 @@ def test_argv_every_option() -> None:
         mtu=2048,
         rdma_cm=True,
         out_json_file="/tmp/bw.json",
-    ) == (
+    )
+    assert argv(run, server="10.0.0.1") == (
         "ib_send_bw",
         "-d", "mlx5_1", "-i", "2", "-x", "3", "-p", "18516", "-c", "UD", "-m", "2048", "-q", "4",
         "-s", "65536", "-n", "5000",
         "-b", "-R", "--out_json", "--out_json_file", "/tmp/bw.json",
         "10.0.0.1",
     )  # fmt: skip
-    assert argv("ib_read_lat", duration=10, cpu_util=True, out_json=True) == (
+    assert argv(PerftestRun("ib_read_lat", duration=10, cpu_util=True, out_json=True)) == (
         "ib_read_lat",
         "-D",
         "10",
@@ -766,6 +770,44 @@ def test_argv_every_option() -> None:
         "--out_json",
     )
     assert TOOLS == ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
+
+
+# Each option of a run, alone but for what perftest needs with it, and what it adds to the command line.
+OPTION_FLAGS: list[tuple[str, object, dict[str, object], tuple[str, ...]]] = [
+    ("size", 4096, {}, ("-s", "4096")),
+    ("iterations", 1000, {}, ("-n", "1000")),
+    ("port", 18515, {}, ("-p", "18515")),
+    ("device", "mlx5_2", {}, ("-d", "mlx5_2")),
+    ("ib_port", 2, {}, ("-i", "2")),
+    ("gid_index", 0, {}, ("-x", "0")),
+    ("bidirectional", True, {}, ("-b",)),
+    ("all_sizes", True, {}, ("-a",)),
+    ("report_gbits", True, {}, ("--report_gbits",)),
+    ("out_json", True, {}, ("--out_json",)),
+    ("out_json_file", "/tmp/r.json", {}, ("--out_json", "--out_json_file", "/tmp/r.json")),
+    ("duration", 5, {}, ("-D", "5")),
+    ("ignore_cpu_freq", True, {}, ("-F",)),
+    ("cpu_util", True, {"duration": 5}, ("-D", "5", "--cpu_util")),
+    ("qps", 4, {}, ("-q", "4")),
+    ("connection", "UD", {}, ("-c", "UD")),
+    ("mtu", 4096, {}, ("-m", "4096")),
+    ("rdma_cm", True, {}, ("-R",)),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "needs", "flags"), OPTION_FLAGS, ids=[case[0] for case in OPTION_FLAGS])
+def test_each_option_of_a_run_adds_its_flag(
+    name: str, value: object, needs: dict[str, object], flags: tuple[str, ...]
+) -> None:
+    run = PerftestRun("ib_write_bw", **{**needs, name: value})  # type: ignore[arg-type]
+    assert getattr(run, name) == value
+    assert argv(run) == ("ib_write_bw", *flags)
+    assert argv(run, server="10.0.0.2") == ("ib_write_bw", *flags, "10.0.0.2")
+
+
+def test_every_option_of_a_run_has_its_flag_case_and_a_default_adds_nothing() -> None:
+    assert {f.name for f in fields(PerftestRun)} - {"test"} == {case[0] for case in OPTION_FLAGS}
+    assert argv(PerftestRun("ib_write_bw")) == ("ib_write_bw",)
 
 
 @pytest.mark.parametrize(
@@ -783,9 +825,20 @@ def test_argv_every_option() -> None:
         ("ib_write_bw", {"mtu": 9000}, "mtu must be one of (256, 512, 1024, 2048, 4096), not 9000"),
         ("ib_write_bw", {"connection": "RD"}, "connection must be one of"),
         ("ib_write_bw", {"size": 0}, "size must be positive, not 0"),
+        ("ib_write_bw", {"device": " mlx5_0"}, "device ' mlx5_0' is not a usable argument"),
         ("ib_write_bw", {"server": "-x"}, "server '-x' is not a usable argument"),
     ],
 )
 def test_argv_refuses_what_perftest_refuses(test: str, options: dict[str, object], message: str) -> None:
+    server = options.get("server")
+    settings = {name: value for name, value in options.items() if name != "server"}
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
-        argv(test, **options)  # type: ignore[arg-type]
+        argv(PerftestRun(test, **settings), server=server)  # type: ignore[arg-type]
+
+
+def test_a_run_is_checked_whenever_it_is_built_also_by_replace() -> None:
+    run = PerftestRun("ib_write_bw", iterations=1000)
+    with pytest.raises(ValueError, match="duration"):
+        replace(run, duration=5)
+    with pytest.raises(FrozenInstanceError):
+        run.iterations = 4  # type: ignore[misc]
