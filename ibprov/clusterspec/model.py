@@ -538,7 +538,7 @@ def with_rail_parents(spec: ClusterSpec) -> ClusterSpec:
     """``spec`` with every ``ipoib`` entry that names a rail (and no parent of its own) on that rail's
     ipoib_parent, so that everything downstream reads the interface's real parent. Where the rail is unknown
     or has no ipoib_parent, the parent reads ``<rail NAME>`` (no interface name: the rules of
-    :mod:`ibprov.clusterspec.rail_rules` reject the spec, and the entry is no duplicate of one on ib0)."""
+    :mod:`ibprov.clusterspec.rules.ipoib` reject the spec, and the entry is no duplicate of one on ib0)."""
     parents = {r.name: r.ipoib_parent for r in spec.mpi.rails}
     ipoib, changed = list(spec.ipoib), False
     for i, iface in enumerate(ipoib):

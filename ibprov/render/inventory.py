@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
-from ibprov.clusterspec.rail_rules import ipoib_nodes
-from ibprov.clusterspec.rules import interface_name, ipoib_pool
+from ibprov.clusterspec.ipoib import interface_name, ipoib_nodes, ipoib_pool
 from ibprov.clusterspec.types import NON_HOST_GROUPS
 
 

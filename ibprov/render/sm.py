@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec, collector_paused
+from ibprov.clusterspec.members import index_of
 from ibprov.clusterspec.model import ClusterSpec, Member, Partition, QosTables, SmInstance
-from ibprov.clusterspec.rail_rules import index_of
 from ibprov.clusterspec.rails import rail_ports
 from ibprov.clusterspec.units import MTU_CODE, RATE_CODE
 from ibprov.errors import Problem
