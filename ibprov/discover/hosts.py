@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ibprov.clusterspec.types import NAME_RE, NON_HOST_GROUPS
+from ibprov.clusterspec.unionfind import UnionFind
 from ibprov.discover.found import Device
 from ibprov.identity.guids import PLACEHOLDER_DEVICE
 
@@ -100,22 +101,6 @@ class HostGroup:
         return [d for d, role in self.roles.items() if not role.kernel_name_known]
 
 
-class _Sets:
-    def __init__(self, items: list[int]) -> None:
-        self.parent = {i: i for i in items}
-
-    def find(self, i: int) -> int:
-        while self.parent[i] != i:
-            self.parent[i] = self.parent[self.parent[i]]
-            i = self.parent[i]
-        return i
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
-
-
 def group_hosts(cas: list[Device]) -> list[HostGroup]:
     """The CAs grouped by host: by shared SystemImageGUID first, then by the host name their descriptions
     give. A kernel device name that two CAs of one would-be host both claim means two hosts of the same
@@ -128,7 +113,7 @@ def group_hosts(cas: list[Device]) -> list[HostGroup]:
         for d in ordered
         if not roles[d.guid].is_host
     ]
-    sets = _Sets([d.guid for d in hosts])
+    sets = UnionFind(d.guid for d in hosts)
     by_image: dict[int, int] = {}
     for dev in hosts:
         if dev.sysimgguid:

@@ -4,7 +4,7 @@ only the part it reaches)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from ibprov.clusterspec.model import ClusterSpec
 from ibprov.clusterspec.positions import Path
@@ -12,6 +12,7 @@ from ibprov.clusterspec.rules.cabling import FAT_TREE_SOURCE, end_exists, existi
 from ibprov.clusterspec.rules.findings import Finding
 from ibprov.clusterspec.topology import Topology
 from ibprov.clusterspec.types import Endpoint
+from ibprov.clusterspec.unionfind import UnionFind
 
 Device = tuple[str, str | None]  # (switch, None) or (node, HCA)
 FAT_TREE_PIECE: Device = ("<fat tree>", None)
@@ -39,13 +40,16 @@ def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     reached = _reached(adjacent, master_key)
     if all(key in reached for key in adjacent):
         return
-    root = _components(adjacent)
+    parts = UnionFind[Device]()
+    for a, nexts in adjacent.items():
+        for b in nexts:
+            parts.union(a, b)
     cut: dict[Device, list[tuple[Endpoint, Path]]] = {}
     for link in links:
         for end in (link.a, link.b):
             key = end[:2]
             if end.hca is not None and key not in reached:
-                cut.setdefault(root(key), []).append((end, link.source))
+                cut.setdefault(parts.find(key), []).append((end, link.source))
     for ends in cut.values():
         end, source = ends[0]
         more = f" and {len(ends) - 1} more HCA port{'s' if len(ends) > 2 else ''}" if len(ends) > 1 else ""
@@ -91,19 +95,3 @@ def _reached(adjacent: dict[Device, list[Device]], start: Device) -> set[Device]
                 reached.add(peer)
                 todo.append(peer)
     return reached
-
-
-def _components(adjacent: dict[Device, list[Device]]) -> Callable[[Device], Device]:
-    """Union-find over the devices: a function from a device to its component's representative."""
-    parent: dict[Device, Device] = {}
-
-    def root(key: Device) -> Device:
-        while parent.setdefault(key, key) != key:
-            parent[key] = parent[parent[key]]
-            key = parent[key]
-        return key
-
-    for a, nexts in adjacent.items():
-        for b in nexts:
-            parent[root(a)] = root(b)
-    return root
