@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.live import Live
 
 from ibprov import __version__
 from ibprov.errors import ExitCode, IbprovError, SpecError
+from ibprov.report.apply_table import hosts_table
+from ibprov.run import ApplyOptions, Progress, apply_spec
 
 if TYPE_CHECKING:
     from ibprov.report.model import Report
@@ -311,55 +314,66 @@ def twin_down(spec: Path) -> None:
     click.echo(f"removed {len(removed)}: {', '.join(removed)}" if removed else "nothing to remove")
 
 
-def _apply_options(func: F) -> F:
-    for option in reversed(
-        [
-            click.argument("spec", type=click.Path(path_type=Path)),
+def _apply_options(*, plan: bool) -> Callable[[F], F]:
+    """SPEC and the flags of apply, or of plan (apply --check --diff: no flags for those two). The command gets
+    where to run as ``run_dir`` and ``target``, and how as one ApplyOptions, ``options``, built here."""
+    flags = [
+        click.argument("spec", type=click.Path(path_type=Path)),
+        click.option(
+            "--run-dir",
+            type=click.Path(path_type=Path),
+            help="Where the rendered inventory and Ansible artifacts go (default: the inventory in "
+            "inventories/<cluster>, the artifacts in .ibprov/<cluster>).",
+        ),
+        click.option("--limit", help="Only these hosts/groups; '@failed' retries the hosts that failed last time."),
+        click.option("--tags", help="Only tasks with these tags."),
+        click.option("--skip-tags", help="Not the tasks with these tags (e.g. molecule-notest in containers)."),
+        click.option("--untuned", is_flag=True, help="Plain ansible-playbook defaults (for comparison)."),
+        click.option(
+            "--target",
+            type=click.Choice(["twin"]),
+            help="Run against the twin rack (`ibprov twin up SPEC`) instead of the spec's hosts.",
+        ),
+    ]
+    if not plan:
+        flags += [
             click.option(
-                "--run-dir",
-                type=click.Path(path_type=Path),
-                help="Where the rendered inventory and Ansible artifacts go (default: the inventory in "
-                "inventories/<cluster>, the artifacts in .ibprov/<cluster>).",
+                "--check", is_flag=True, help="Change nothing: what would change, with diffs (same as `plan`)."
             ),
-            click.option("--limit", help="Only these hosts/groups; '@failed' retries the hosts that failed last time."),
-            click.option("--tags", help="Only tasks with these tags."),
-            click.option("--skip-tags", help="Not the tasks with these tags (e.g. molecule-notest in containers)."),
-            click.option("--untuned", is_flag=True, help="Plain ansible-playbook defaults (for comparison)."),
-            click.option(
-                "--target",
-                type=click.Choice(["twin"]),
-                help="Run against the twin rack (`ibprov twin up SPEC`) instead of the spec's hosts.",
-            ),
+            click.option("--diff/--no-diff", default=True, show_default=True, help="Show the changes file by file."),
         ]
-    ):
-        func = option(func)
-    return func
+
+    def decorate(func: F) -> F:
+        @wraps(func)
+        def command(
+            *,
+            limit: str | None,
+            tags: str | None,
+            skip_tags: str | None,
+            untuned: bool,
+            check: bool = plan,
+            diff: bool = plan,
+            **where: Any,
+        ) -> Any:
+            how = ApplyOptions(check=check, diff=diff, limit=limit, tags=tags, skip_tags=skip_tags, tuned=not untuned)
+            return func(options=how, **where)
+
+        for flag in reversed(flags):
+            command = flag(command)
+        return command  # type: ignore[return-value]
+
+    return decorate
 
 
-def _run_apply(
-    spec: Path,
-    *,
-    run_dir: Path | None,
-    limit: str | None,
-    tags: str | None,
-    skip_tags: str | None,
-    untuned: bool,
-    target: str | None,
-    check: bool,
-    diff: bool,
-) -> None:
-    from rich.live import Live
-
-    from ibprov.clusterspec import load_spec
-    from ibprov.report.apply_table import hosts_table
-    from ibprov.run import Progress, apply_spec
+def _run_apply(spec: Path, options: ApplyOptions, *, run_dir: Path | None, target: str | None) -> None:
+    from ibprov.clusterspec import load_spec  # lazy: the spec's models (pydantic, 0.2 s) for the commands that read one
 
     loaded = load_spec(spec)
     directory = run_dir or Path(".ibprov") / loaded.spec.cluster.name
     rendered = None if run_dir else Path("inventories") / loaded.spec.cluster.name
     where = None
     if target == "twin":  # rendered with the twin's stand-in GUIDs: never over the real inventory
-        from ibprov.twin.rack import apply_target, load_state
+        from ibprov.twin.rack import apply_target, load_state  # lazy: the twin (podman) only when targeted
 
         where = apply_target(load_state(loaded))
         directory = run_dir or Path(".ibprov") / "twin-runs" / loaded.spec.cluster.name
@@ -369,23 +383,11 @@ def _run_apply(
         def show(p: Progress) -> None:
             live.update(f"[bold]{p.play}[/] › {p.task}  ({p.hosts_done}/{p.hosts_total} hosts)")
 
-        result = apply_spec(
-            loaded,
-            directory,
-            check=check,
-            diff=diff,
-            limit=limit,
-            tags=tags,
-            skip_tags=skip_tags,
-            tuned=not untuned,
-            on_progress=show,
-            target=where,
-            rendered=rendered,
-        )
+        result = apply_spec(loaded, directory, options, target=where, rendered=rendered, on_progress=show)
     for host, task, text in result.diffs:
         out_console.print(f"[bold]--- {host}: {task}[/]")
         click.echo(text, nl=not text.endswith("\n"))
-    out_console.print(hosts_table(result, f"{'plan' if check else 'apply'}: {loaded.spec.cluster.name}"))
+    out_console.print(hosts_table(result, f"{'plan' if options.check else 'apply'}: {loaded.spec.cluster.name}"))
     click.echo(f"artifacts: {result.artifact_dir}")
     if result.waiting:  # a new rack: the stack and IPoIB ran, the subnet managers wait for the GUIDs
         for problem in result.waiting:
@@ -406,21 +408,19 @@ def _run_apply(
 
 
 @cli.command()
-@_apply_options
-@click.option("--check", is_flag=True, help="Change nothing: what would change, with diffs (same as `plan`).")
-@click.option("--diff/--no-diff", default=True, show_default=True, help="Show the changes file by file.")
+@_apply_options(plan=False)
 @handles_errors
-def apply(spec: Path, check: bool, diff: bool, **options: Any) -> None:
+def apply(spec: Path, run_dir: Path | None, target: str | None, options: ApplyOptions) -> None:
     """Validate SPEC, render it, and run the roles on every node (failing hosts never stop the others)."""
-    _run_apply(spec, check=check, diff=diff, **options)
+    _run_apply(spec, options, run_dir=run_dir, target=target)
 
 
 @cli.command()
-@_apply_options
+@_apply_options(plan=True)
 @handles_errors
-def plan(spec: Path, **options: Any) -> None:
+def plan(spec: Path, run_dir: Path | None, target: str | None, options: ApplyOptions) -> None:
     """What `apply` would change, with diffs; changes nothing (ansible-playbook --check --diff)."""
-    _run_apply(spec, check=True, diff=True, **options)
+    _run_apply(spec, options, run_dir=run_dir, target=target)
 
 
 @cli.command()

@@ -6,13 +6,15 @@ the hosts that failed are remembered in the run directory so ``--limit @failed``
 
 from __future__ import annotations
 
+import difflib
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ibprov.errors import AnsibleError, IbprovError
+from ibprov.resources import playbooks_dir, roles_dir
 from ibprov.run.adhoc import AnsibleRun, ansible_runner_run, start, why_no_host
 from ibprov.run.env import TUNED_CONFIG, ansible_config_found, ansible_env
 
@@ -82,8 +84,6 @@ def _diff_text(diff: dict[str, Any]) -> str:
     before, after = str(diff.get("before", "")), str(diff.get("after", ""))
     if before == after:
         return ""
-    import difflib
-
     return "".join(
         difflib.unified_diff(
             before.splitlines(keepends=True),
@@ -134,52 +134,71 @@ def read_failed(run_dir: Path) -> list[str]:
 
 
 @dataclass(frozen=True)
+class ApplyOptions:
+    """How a playbook runs: what the user chose on apply's command line, built once by the CLI and read by
+    every layer below it. Where it runs (an inventory, the hosts there) is a :class:`Target`'s business."""
+
+    check: bool = False  # change nothing, report what would change (ansible-playbook --check)
+    diff: bool = False  # report the changes file by file (--diff)
+    limit: str | None = None  # only these hosts/groups (--limit); "@failed": the hosts that failed last time
+    tags: str | None = None  # only the tasks with these tags (comma separated)
+    skip_tags: str | None = None  # not the tasks with these tags (comma separated)
+    tuned: bool = True  # ibprov's settings for scale (ibprov/run/env.py, fact cache); False: Ansible's defaults
+
+    def skipping(self, tags: Iterable[str]) -> ApplyOptions:
+        """These options, also leaving out the tasks tagged ``tags``."""
+        return replace(self, skip_tags=",".join(x for x in (self.skip_tags, *tags) if x))
+
+    def within(self, hosts: Sequence[str]) -> ApplyOptions:
+        """These options on ``hosts`` only: the limit intersected with them."""
+        base = ",".join(hosts)
+        return replace(self, limit=f"{base},&{self.limit}" if self.limit else base)
+
+    def retrying(self, run_dir: Path) -> ApplyOptions:
+        """These options with ``limit="@failed"`` replaced by the hosts that failed the last run in ``run_dir``;
+        IbprovError when none did (a request that cannot be met, like a usage error: exit 2; Ansible is not asked)."""
+        if self.limit != "@failed":
+            return self
+        failed = read_failed(run_dir)
+        if not failed:
+            raise IbprovError(f"no failed hosts recorded in {run_dir / FAILED_FILE}: nothing to retry")
+        return replace(self, limit=",".join(failed))
+
+
+@dataclass(frozen=True)
 class Target:
-    """Where apply runs when it is not the spec's own hosts: e.g. the twin rack's containers."""
+    """Where apply runs when it is not the spec's own hosts: e.g. the twin rack's containers. How it runs
+    there is the :class:`ApplyOptions`; a target only narrows them (its hosts, the tasks it cannot run)."""
 
     name: str  # "twin"
     inventory: Path  # an inventory that overrides the rendered one's connection variables
     hosts: tuple[str, ...]  # the hosts that exist there (the others are left out with --limit)
-    skip_tags: tuple[str, ...] = ()  # tasks that cannot run there (e.g. kernel modules in a container)
+    unsupported_tags: tuple[str, ...] = ()  # tags of the tasks that cannot run there (kernel modules in a container)
     synthetic_guids: bool = False  # render with the target's stand-in GUIDs where the spec has none
-
-
-def _limit(hosts: Sequence[str], limit: str | None) -> str:
-    """``hosts`` as an Ansible limit, intersected with the user's ``limit``."""
-    base = ",".join(hosts)
-    return f"{base},&{limit}" if limit else base
 
 
 def run_playbook(
     playbook: Path,
     inventory: Path | Sequence[Path],
     run_dir: Path,
+    options: ApplyOptions = ApplyOptions(),
     *,
     roles_path: Path,
-    check: bool = False,
-    diff: bool = False,
-    limit: str | None = None,
-    tags: str | None = None,
-    skip_tags: str | None = None,
-    tuned: bool = True,
     extra_env: dict[str, str] | None = None,
     hosts_total: int = 0,
     on_progress: Callable[[Progress], None] | None = None,
     run: AnsibleRun = ansible_runner_run,
 ) -> RunResult:
-    """Run ``playbook`` against ``inventory``; artifacts (events, stdout, status) stay in ``run_dir``.
+    """Run ``playbook`` against ``inventory`` as ``options`` say; artifacts (events, stdout, status) stay in
+    ``run_dir``, and the hosts that failed, for ``limit="@failed"`` next time.
 
     AnsibleError (exit 3) when ansible-playbook cannot start or fails before any host ran (it then leaves
     the hosts recorded for ``--limit @failed`` as they were); ``run`` stands in for ``ansible_runner.run``."""
-    if limit == "@failed":
-        failed = read_failed(run_dir)
-        if not failed:  # a request that cannot be met, like a usage error (exit 2): Ansible is not asked
-            raise IbprovError(f"no failed hosts recorded in {run_dir / FAILED_FILE}: nothing to retry")
-        limit = ",".join(failed)
+    options = options.retrying(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     env = {"ANSIBLE_ROLES_PATH": str(roles_path)}
     settings: dict[str, Any] = {}
-    if tuned:
+    if options.tuned:
         # an absolute path survives ansible-runner's join with the per-run artifact dir: facts persist
         settings = {"fact_cache_type": "jsonfile", "fact_cache": str((run_dir / "fact-cache").resolve())}
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str((run_dir / "cp").resolve())
@@ -187,7 +206,7 @@ def run_playbook(
             config = run_dir / "ansible.cfg"
             config.write_text(TUNED_CONFIG)
             env["ANSIBLE_CONFIG"] = str(config.resolve())
-    cmdline = " ".join(x for x in ("--check" if check else "", "--diff" if diff else "") if x)
+    cmdline = " ".join(flag for flag, on in (("--check", options.check), ("--diff", options.diff)) if on)
     events = _Events(hosts_total, on_progress)
     runner = start(
         run,
@@ -197,11 +216,11 @@ def run_playbook(
         playbook=playbook.name,
         settings=settings,
         inventory=str(inventory) if isinstance(inventory, Path) else [str(p.resolve()) for p in inventory],
-        envvars=ansible_env({**env, **(extra_env or {})}, tuned=tuned),
+        envvars=ansible_env({**env, **(extra_env or {})}, tuned=options.tuned),
         cmdline=cmdline or None,
-        limit=limit,
-        tags=tags,
-        skip_tags=skip_tags,
+        limit=options.limit,
+        tags=options.tags,
+        skip_tags=options.skip_tags,
         event_handler=events,
         rotate_artifacts=10,
     )
@@ -231,22 +250,18 @@ def missing_secrets(loaded: Any, environ: Mapping[str, str]) -> list[str]:
 def apply_spec(
     loaded: Any,
     run_dir: Path,
+    options: ApplyOptions = ApplyOptions(),
     *,
-    check: bool = False,
-    diff: bool = False,
-    limit: str | None = None,
-    tags: str | None = None,
-    skip_tags: str | None = None,
-    tuned: bool = True,
-    on_progress: Callable[[Progress], None] | None = None,
     target: Target | None = None,
     rendered: Path | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
 ) -> RunResult:
     """Render ``loaded`` (a LoadedSpec) into ``rendered`` (default ``run_dir/rendered``) and run the site
-    playbook on it, its artifacts in ``run_dir/runner``; with a ``target``, on the target's hosts through its
-    inventory."""
+    playbook on it as ``options`` say, its artifacts in ``run_dir/runner``; with a ``target``, on the target's
+    hosts through its inventory."""
+    # lazy: render imports pydantic and the spec model, which the ad-hoc runs of ibprov.run.adhoc must not wait
+    # for (verify's fabric discovery starts before the spec loads)
     from ibprov.render import render_files, write_tree
-    from ibprov.resources import playbooks_dir, roles_dir
 
     missing = missing_secrets(loaded, os.environ)
     if missing:
@@ -256,23 +271,19 @@ def apply_spec(
     rendered = rendered or run_dir / "rendered"
     write_tree(rendered, output.files)
     if output.sm_waits_for:
-        skip_tags = ",".join(x for x in (skip_tags, "ib_sm") if x)
+        options = options.skipping(["ib_sm"])
+    runner_dir = run_dir / "runner"
     inventory: list[Path] = [rendered / "inventory"]
     if target is not None:
         inventory.append(target.inventory)
-        limit = _limit(target.hosts, limit)
-        skip_tags = ",".join(x for x in (skip_tags, *target.skip_tags) if x)
+        # @failed first: within the target's hosts ("h1,h2,&@failed") Ansible would read it as a host name
+        options = options.retrying(runner_dir).within(target.hosts).skipping(target.unsupported_tags)
     result = run_playbook(
         playbooks_dir() / "site.yml",
         inventory,
-        run_dir / "runner",
+        runner_dir,
+        options,
         roles_path=roles_dir(),
-        check=check,
-        diff=diff,
-        limit=limit,
-        tags=tags,
-        skip_tags=skip_tags,
-        tuned=tuned,
         hosts_total=len(target.hosts) if target is not None else len(loaded.spec.nodes),
         on_progress=on_progress,
     )

@@ -36,17 +36,15 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import ExitCode, IbprovError
 from ibprov.identity.guids import GuidBook
+from ibprov.run import Target
 from ibprov.twin.sim import UMAD2SIM
 from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits
 from ibprov.twinnet.netfile import build_twin
-
-if TYPE_CHECKING:
-    from ibprov.run import Target
 
 __all__ = [
     "IBSIM_PORT",
@@ -501,9 +499,13 @@ def down(loaded: LoadedSpec, *, base: Path | None = None) -> list[str]:
 
 
 def apply_target(state: RackState) -> Target:
-    """How `apply --target twin` reaches the rack: its inventory (addresses, key), only the nodes with a
+    """Where `apply --target twin` runs: the rack through its inventory (addresses, key), only the nodes with a
     container, without the tasks a container cannot run (kernel modules, bringing up ib0: tag
     molecule-notest, as in the molecule scenarios), with the twin's stand-in GUIDs."""
-    from ibprov.run import Target
-
-    return Target("twin", state.inventory, tuple(state.nodes), ("molecule-notest",), synthetic_guids=True)
+    return Target(
+        "twin",
+        inventory=state.inventory,
+        hosts=tuple(state.nodes),
+        unsupported_tags=("molecule-notest",),
+        synthetic_guids=True,
+    )

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ibprov.errors import AnsibleError, ExitCode, IbprovError
-from ibprov.run import Progress, read_failed, run_playbook
+from ibprov.run import ApplyOptions, Progress, read_failed, run_playbook
 
 PLAYBOOK = """\
 - name: Test play
@@ -77,7 +77,7 @@ def test_limit_failed_retries_only_the_hosts_that_failed(tmp_path: Path, playboo
     run_playbook(playbook, _inventory(tmp_path), run_dir, roles_path=tmp_path)
     (tmp_path / "out-good.txt").unlink()
     result = run_playbook(
-        playbook, _inventory(tmp_path, bad_fails=False), run_dir, roles_path=tmp_path, limit="@failed"
+        playbook, _inventory(tmp_path, bad_fails=False), run_dir, ApplyOptions(limit="@failed"), roles_path=tmp_path
     )
     assert set(result.hosts) == {"bad", "gone"}
     assert result.hosts["bad"].status == "changed"
@@ -89,7 +89,9 @@ def test_limit_failed_without_a_previous_failure_is_a_usage_error_not_an_ansible
     tmp_path: Path, playbook: Path
 ) -> None:
     with pytest.raises(IbprovError, match="no failed hosts recorded") as caught:
-        run_playbook(playbook, _inventory(tmp_path), tmp_path / "fresh", roles_path=tmp_path, limit="@failed")
+        run_playbook(
+            playbook, _inventory(tmp_path), tmp_path / "fresh", ApplyOptions(limit="@failed"), roles_path=tmp_path
+        )
     assert not isinstance(caught.value, AnsibleError)
     assert caught.value.exit_code == ExitCode.SPEC_ERROR
 
@@ -138,17 +140,17 @@ def test_a_playbook_run_finds_the_venvs_ansible_playbook_without_touching_os_env
 
 
 def test_check_mode_with_diff_changes_nothing_and_reports_the_diff(tmp_path: Path, playbook: Path) -> None:
-    result = run_playbook(
-        playbook, _inventory(tmp_path), tmp_path / "run", roles_path=tmp_path, check=True, diff=True, limit="good"
-    )
+    plan = ApplyOptions(check=True, diff=True, limit="good")
+    result = run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", plan, roles_path=tmp_path)
     assert not (tmp_path / "out-good.txt").exists()
     assert result.hosts["good"].changed == 1
     assert any(host == "good" and "+hello" in text for host, _task, text in result.diffs)
 
 
 def test_second_run_changes_nothing(tmp_path: Path, playbook: Path) -> None:
-    run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", roles_path=tmp_path, limit="good")
-    again = run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", roles_path=tmp_path, limit="good")
+    good = ApplyOptions(limit="good")
+    run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", good, roles_path=tmp_path)
+    again = run_playbook(playbook, _inventory(tmp_path), tmp_path / "run", good, roles_path=tmp_path)
     assert again.hosts["good"].changed == 0
     assert (again.rc, again.failed_hosts) == (0, [])
 
@@ -170,11 +172,11 @@ def test_skip_tags_leaves_out_the_tagged_tasks_and_tags_selects_them(tmp_path: P
         f"all:\n  vars: {{out_dir: '{tmp_path}', ansible_python_interpreter: '{sys.executable}'}}\n"
         "  hosts:\n    good: {ansible_connection: local}\n"
     )
-    result = run_playbook(playbook, inv, tmp_path / "run", roles_path=tmp_path, skip_tags="kernel")
+    result = run_playbook(playbook, inv, tmp_path / "run", ApplyOptions(skip_tags="kernel"), roles_path=tmp_path)
     assert result.hosts["good"].status == "changed"
     assert (tmp_path / "files.txt").exists()
     assert not (tmp_path / "kernel.txt").exists()
-    run_playbook(playbook, inv, tmp_path / "run", roles_path=tmp_path, tags="kernel")
+    run_playbook(playbook, inv, tmp_path / "run", ApplyOptions(tags="kernel"), roles_path=tmp_path)
     assert (tmp_path / "kernel.txt").exists()
 
 
