@@ -1,4 +1,5 @@
-"""What every diag parser shares: the error type, line iteration with noise skipped, number parsing."""
+"""What every diag parser shares: the error type, line iteration with noise skipped, number parsing, a shell
+probe's output split into its sections."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from types import MappingProxyType
 
 from ibprov.errors import CollectError
 
-__all__ = ["ParseError", "frozen", "hex_int", "lines"]
+__all__ = ["ParseError", "frozen", "hex_int", "lines", "probe_sections"]
 
 _SHOWN = 200  # longest offending line quoted in a message
 
@@ -56,3 +57,17 @@ def hex_int(value: str) -> int:
 def frozen(values: Mapping[str, int]) -> Mapping[str, int]:
     """A read-only copy, for mappings kept inside frozen dataclasses."""
     return MappingProxyType(dict(values))
+
+
+def probe_sections(stdout: str, mark: str) -> dict[str, str]:
+    """A shell probe's output cut at the lines that start with ``mark`` (``echo '<mark>NAME'``): NAME -> the
+    text up to the next such line, stripped. Text before the first one is dropped; a NAME printed twice
+    gets both texts."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in stdout.splitlines():
+        if line.startswith(mark):
+            current = sections.setdefault(line[len(mark) :].strip(), [])
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(body).strip() for name, body in sections.items()}

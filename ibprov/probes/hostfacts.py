@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ibprov.clusterspec.units import LANES, Speed, Width, data_rate_gbps
+from ibprov.probes._text import probe_sections
 
 __all__ = [
     "PROBE_SCRIPT",
@@ -102,14 +103,7 @@ def parse_ib_facts(facts: Mapping[str, Any]) -> dict[str, DeviceFacts]:
 
 def parse_probe(stdout: str) -> dict[str, str]:
     """Split the output of :data:`PROBE_SCRIPT` into its sections (memlock, opensm, ip, stack)."""
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in stdout.splitlines():
-        if line.startswith(MARK):
-            current = sections.setdefault(line[len(MARK) :].strip(), [])
-        elif current is not None:
-            current.append(line)
-    return {name: "\n".join(lines).strip() for name, lines in sections.items()}
+    return probe_sections(stdout, MARK)
 
 
 def parse_memlock(text: str) -> str | None:

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ibprov.probes._text import ParseError
+from ibprov.probes._text import ParseError, probe_sections
 
 __all__ = [
     "MARK",
@@ -71,18 +71,7 @@ def probe_script(mca_files: Mapping[str, str], ucx_conf: str = "/etc/ucx/ucx.con
 
 def parse_probe(stdout: str) -> dict[str, str | None]:
     """Section name -> its text; None where the probe found no such file (or no ucx_info)."""
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in stdout.splitlines():
-        if line.startswith(MARK):
-            current = sections.setdefault(line[len(MARK) :].strip(), [])
-        elif current is not None:
-            current.append(line)
-    out: dict[str, str | None] = {}
-    for name, body in sections.items():
-        text = "\n".join(body).strip()
-        out[name] = None if text == MISSING else text
-    return out
+    return {name: None if text == MISSING else text for name, text in probe_sections(stdout, MARK).items()}
 
 
 def parse_kv_file(tool: str, text: str) -> dict[str, str]:
