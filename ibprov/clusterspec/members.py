@@ -1,6 +1,6 @@
 """Who a partition's members are: the nodes a member selects (by node, group or ``all: true``) and, with a
 rail, the ports it gives them. One reading for the rules (:mod:`ibprov.clusterspec.rules`), the IPoIB
-interfaces (:mod:`ibprov.clusterspec.ipoib`) and render's partitions."""
+interfaces (:mod:`ibprov.clusterspec.ipoib`) and the partitions OpenSM is given."""
 
 from __future__ import annotations
 
