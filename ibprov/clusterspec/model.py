@@ -18,6 +18,13 @@ from pydantic import (
     model_validator,
 )
 
+from ibprov.clusterspec.pkey import (
+    DEFAULT_BASE,
+    FULL_MEMBER_BIT,
+    MAX_PARTITION_BASE,
+    MIN_PARTITION_BASE,
+    is_valid_partition_base,
+)
 from ibprov.clusterspec.types import (
     PATTERN_WORDS,
     Description,
@@ -336,10 +343,13 @@ class Partition(Strict):
     @field_validator("pkey")
     @classmethod
     def _pkey_range(cls, value: int) -> int:
-        if value == 0x7FFF:
-            raise ValueError("0x7fff is the Default partition: configure it under default_partition")
-        if not 0x0001 <= value <= 0x7FFE:
-            raise ValueError(f"pkey 0x{value:x} is outside 0x0001-0x7ffe (the full-member bit 0x8000 is implied)")
+        if value == DEFAULT_BASE:
+            raise ValueError(f"0x{DEFAULT_BASE:04x} is the Default partition: configure it under default_partition")
+        if not is_valid_partition_base(value):
+            raise ValueError(
+                f"pkey 0x{value:x} is outside 0x{MIN_PARTITION_BASE:04x}-0x{MAX_PARTITION_BASE:04x} "
+                f"(the full-member bit 0x{FULL_MEMBER_BIT:04x} is implied)"
+            )
         return value
 
     @field_validator("name")

@@ -12,9 +12,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from ibprov.clusterspec import pkey
+from ibprov.clusterspec.pkey import PKey
 from ibprov.probes._text import ParseError, lines
 
 TOOL = "pkeytables"
+# the probe's one import of ibprov: replaced by the module's own source (standard library only) when sent
+_PKEY_IMPORT = "\nfrom ibprov.clusterspec.pkey import PKey\n"
 
 
 @dataclass(frozen=True)
@@ -22,13 +26,18 @@ class PortPkeys:
     lid: int
     port: int
     capacity: int | None
-    pkeys: tuple[int, ...]
+    pkeys: tuple[PKey, ...]
     error: str | None = None
 
 
 @cache
 def probe_source() -> str:
-    return Path(__file__).with_name("pkeytables_probe.py").read_text()
+    """The probe as it is sent: stand-alone, the P_Key definition of ibprov/clusterspec/pkey.py inlined."""
+    probe = Path(__file__).with_name("pkeytables_probe.py").read_text()
+    if probe.count(_PKEY_IMPORT) != 1:
+        raise RuntimeError(f"pkeytables_probe.py should import the P_Key once, as {_PKEY_IMPORT.strip()!r}")
+    inlined = Path(pkey.__file__).read_text()
+    return probe.replace(_PKEY_IMPORT, f"\n# --- ibprov/clusterspec/pkey.py ---\n{inlined}# ---\n", 1)
 
 
 def argv(targets: Sequence[tuple[int, int, int | None]], python: str = "python3") -> tuple[str, ...]:
@@ -51,7 +60,7 @@ def parse(text: str) -> dict[tuple[int, int], PortPkeys]:
             if fields[2] == "error":
                 out[(lid, port)] = PortPkeys(lid, port, None, (), " ".join(fields[3:]) or "error")
                 continue
-            keys = tuple(int(f, 16) for f in fields[3:])
+            keys = tuple(PKey.from_wire(int(f, 16)) for f in fields[3:])
             out[(lid, port)] = PortPkeys(lid, port, int(fields[2]), keys)
         except (IndexError, ValueError):
             raise ParseError(TOOL, line_no, line) from None

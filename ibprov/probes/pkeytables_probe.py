@@ -1,16 +1,20 @@
 """Stand-alone probe (Python standard library + libibmad.so.5 only): PKey tables of many ports in one process.
 
 Sent as ``python3 -c <this file> LID:PORT[:CAP] ...`` to the host that collects (locally or through Ansible),
-so it must not import ibprov. It issues the SubnGet(NodeInfo) and SubnGet(P_KeyTable) SMPs `smpquery pkeys`
-would, through infiniband-diags' own libibmad; with CAP (the PartitionCap of a CA port, known from the
-fabric cache) it skips the NodeInfo. One line per port on stdout::
+where ibprov is not installed: its one import of ibprov, the P_Key (ibprov/clusterspec/pkey.py, standard
+library only), is replaced by that module's source when it is sent (ibprov.probes.pkeytables.probe_source),
+so the host reads table entries with verify's own definition. It issues the SubnGet(NodeInfo) and
+SubnGet(P_KeyTable) SMPs `smpquery pkeys` would, through infiniband-diags' own libibmad; with CAP (the
+PartitionCap of a CA port, known from the fabric cache) it skips the NodeInfo. One line per port on stdout::
 
-    <lid> <port> <capacity> <pkey> <pkey> ...      (every non-zero entry, full-member bit kept)
+    <lid> <port> <capacity> <pkey> <pkey> ...      (every entry that is not empty, membership bit kept)
     <lid> <port> error <reason>
 """
 
 import ctypes
 import sys
+
+from ibprov.clusterspec.pkey import PKey
 
 IB_SMI_CLASS = 0x01
 IB_SMI_DIRECT_CLASS = 0x81
@@ -86,8 +90,8 @@ def _query(mad, lid, port, capacity):
         if data is None:
             return f"{lid} {port} error P_KeyTable block {block} query failed"
         entries = [int.from_bytes(data[i : i + 2], "big") for i in range(0, 64, 2)]
-        keys += [k for k in entries[: capacity - 32 * block] if k & 0x7FFF]
-    return " ".join([str(lid), str(port), str(capacity), *(f"0x{k:04x}" for k in keys)])
+        keys += [k for k in map(PKey.from_wire, entries[: capacity - 32 * block]) if not k.is_empty]
+    return " ".join([str(lid), str(port), str(capacity), *(k.hex for k in keys)])
 
 
 def main(args):

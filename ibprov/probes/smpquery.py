@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ibprov.clusterspec.pkey import PKey
 from ibprov.probes._text import ParseError, lines
 
 __all__ = [
@@ -32,13 +33,13 @@ _VLARB_ROW = re.compile(r"^(VL|WEIGHT)\s*:\s*((?:\|\s*0x[0-9a-fA-F]+\s*)+)\|$", 
 
 @dataclass(frozen=True)
 class Pkeys:
-    table: tuple[int, ...]  # every entry, in index order, membership bit (0x8000) kept
+    table: tuple[PKey, ...]  # every entry, in index order, empty ones too
     capacity: int | None
 
     @property
-    def pkeys(self) -> tuple[int, ...]:
-        """The configured P_Keys (entries whose 15-bit key is not 0)."""
-        return tuple(p for p in self.table if p & 0x7FFF)
+    def pkeys(self) -> tuple[PKey, ...]:
+        """The configured P_Keys (the entries that are not empty)."""
+        return tuple(p for p in self.table if not p.is_empty)
 
 
 @dataclass(frozen=True)
@@ -68,13 +69,13 @@ def argv(operation: str, lid: int, port: int | None = None) -> tuple[str, ...]:
 
 
 def parse_pkeys(text: str) -> Pkeys:
-    table: list[int] = []
+    table: list[PKey] = []
     capacity = None
     for line_no, line in lines(TOOL, text):
         if row := _PKEY_ROW.match(line):
             if int(row[1]) != len(table):
                 raise ParseError(TOOL, line_no, line, f"expected the row for index {len(table)}")
-            table += [int(p, 16) for p in row[2].split()]
+            table += [PKey.from_wire(int(p, 16)) for p in row[2].split()]
         elif cap := _PKEY_CAPACITY.match(line.strip()):
             capacity = int(cap[1])
         elif not line.startswith("#"):

@@ -11,6 +11,7 @@ from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.ipoib import interface_name, ipoib_nodes, ipoib_pool
+from ibprov.clusterspec.pkey import PKey
 from ibprov.clusterspec.types import NON_HOST_GROUPS
 
 
@@ -80,7 +81,7 @@ def ipoib_vars(loaded: LoadedSpec) -> dict[str, list[dict[str, Any]]]:
     """host -> ib_ipoib_interfaces. An interface goes to the members of its partition that have its port: with
     ``rail``, only the nodes with a port of that rail (the pool hands its addresses to those alone)."""
     spec = loaded.spec
-    pkeys = {p.name: p.pkey for p in spec.partitions}
+    pkeys = {p.name: PKey(p.pkey, full=True) for p in spec.partitions}  # a child interface is a full member
     out: dict[str, list[dict[str, Any]]] = {}
     for iface in spec.ipoib:
         need = [name for name in ipoib_nodes(spec, iface) if name not in iface.addresses]
@@ -94,7 +95,7 @@ def ipoib_vars(loaded: LoadedSpec) -> dict[str, list[dict[str, Any]]]:
                 {
                     "name": interface_name(spec, iface),
                     "parent": iface.parent,
-                    "pkey": (pkey | 0x8000) if pkey is not None else None,
+                    "pkey": pkey.wire if pkey is not None else None,
                     "mode": iface.mode,
                     "mtu": iface.effective_mtu,
                     "address": f"{addresses[node.name]}/{iface.subnet.prefixlen}",

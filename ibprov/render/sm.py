@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec, collector_paused
-from ibprov.clusterspec.members import index_of
-from ibprov.clusterspec.model import ClusterSpec, Member, Partition, QosTables, SmInstance
-from ibprov.clusterspec.rails import rail_ports
+from ibprov.clusterspec.model import ClusterSpec, QosTables, SmInstance
 from ibprov.clusterspec.units import MTU_CODE, RATE_CODE
 from ibprov.errors import Problem
 from ibprov.identity.guids import GuidBook, fmt_guid
+from ibprov.identity.partitions import PartitionPlan, UnresolvedNode, both_pkeys, plan_partitions
 
 _QOS_PREFIX = {
     "ca": "qos_ca_",
@@ -19,10 +19,6 @@ _QOS_PREFIX = {
     "switch_external": "qos_swe_",
     "router": "qos_rtr_",
 }
-# Where member entries overlap, the most specific sets a port's membership: node, group, all; with a rail, one
-# step above the same selector without (node+rail > node > group+rail > group > all+rail > all).
-_SPECIFICITY = {"node": 6, "group": 4, "all": 2}
-_RANK = {"limited": 0, "both": 1, "full": 2}
 
 
 @dataclass
@@ -62,7 +58,7 @@ def sm_options(spec: ClusterSpec) -> dict[str, Any]:
         "sweep_interval": sm.sweep_interval,
         "qos": spec.qos.enabled,
     }
-    if any(m.membership == "both" or p.defmember == "both" for p in spec.partitions for m in p.members):
+    if both_pkeys(spec):
         opts["allow_both_pkeys"] = True
     if spec.qos.enabled:
         opts.update(_qos_tables("qos_", spec.qos))
@@ -88,64 +84,16 @@ def _qos_tables(prefix: str, t: QosTables) -> dict[str, Any]:
     return out
 
 
-def _member_kind(m: Member) -> str:
-    return "node" if m.node else "group" if m.group else "all"
-
-
-Missing = dict[str, tuple[tuple[str | int, ...], list[str], list[str]]]  # node -> (first member, ports, partitions)
-
-
-def _member_ports(
-    loaded: LoadedSpec, book: GuidBook, part_index: int, part: Partition, missing: Missing
-) -> list[dict[str, str]]:
-    """Port GUID -> membership for one partition; the most specific member entry wins, then the strongest.
-    A member with a rail holds only the node's ports that the rail lists (its DEVICE:PORT entries)."""
-    spec = loaded.spec
-    rails = {r.name: rail_ports(r) for r in spec.mpi.rails}
-    chosen: dict[tuple[str, str, int], tuple[int, int, str]] = {}
-    origin: dict[tuple[str, str, int], tuple[str | int, ...]] = {}
-    index = index_of(spec)  # the nodes a member selects, as validation saw them
-    for j, m in enumerate(part.members):
-        membership: str = m.membership or part.defmember
-        only = rails.get(m.rail, frozenset()) if m.rail is not None else None
-        rank = (_SPECIFICITY[_member_kind(m)] + (0 if only is None else 1), _RANK[membership], membership)
-        strength = rank[:2]
-        where = ("partitions", part_index, "members", j)
-        for selected in index.select(m):
-            name = selected.name
-            for hca in selected.hcas:
-                device = hca.device
-                for port in hca.ports:
-                    if only is not None and (device, port) not in only:
-                        continue
-                    key = (name, device, port)
-                    held = chosen.get(key)
-                    if held is None or strength > held[:2]:
-                        chosen[key] = rank
-                        origin[key] = where
-    out: list[tuple[int, str]] = []
-    port_guid = book.port_guid
-    for (node, dev, port), (_s, _r, membership) in chosen.items():
-        guid = port_guid(node, dev, port)
-        if guid is None:
-            _first, ports, parts = missing.setdefault(node, (origin[(node, dev, port)], [], []))
-            ports.append(f"{dev}:{port}")
-            parts.append(part.name)
-            continue
-        out.append((guid, membership))
-    out.sort()
-    return [{"guid": f"0x{g:016x}", "membership": ms} for g, ms in out]
-
-
-def _missing_guid_problems(loaded: LoadedSpec, missing: Missing) -> list[Problem]:
+def _missing_guid_problems(loaded: LoadedSpec, unresolved: Mapping[str, UnresolvedNode]) -> list[Problem]:
     """One located problem per node whose ports partitions need but whose GUIDs nothing gives yet."""
     out = []
-    for node, (where, ports, parts) in missing.items():
+    for node, unknown in unresolved.items():
+        ports, parts = unknown.ports, unknown.partitions
         names = ", ".join(dict.fromkeys(ports))
         count = len(dict.fromkeys(ports))
         out.append(
             loaded.source.problem(
-                where,
+                unknown.first,
                 f"no port GUID for {node} ({count} port{'s' if count != 1 else ''}: {names}), which partition"
                 f"{'s' if len(set(parts)) != 1 else ''} {', '.join(dict.fromkeys(parts))} need"
                 f"{'' if len(set(parts)) != 1 else 's'}: add them under {node}'s hcas[].port_guids or run "
@@ -155,24 +103,21 @@ def _missing_guid_problems(loaded: LoadedSpec, missing: Missing) -> list[Problem
     return out
 
 
-def _partition_vars(loaded: LoadedSpec, book: GuidBook, problems: list[Problem]) -> list[dict[str, Any]]:
-    out = []
-    missing: Missing = {}
-    for i, p in enumerate(loaded.spec.partitions):
-        out.append(
-            {
-                "name": p.name,
-                "pkey": p.pkey,
-                "ipoib": p.ipoib,
-                "mtu": _mtu_code(p.mtu),
-                "rate": _rate_code(p.rate),
-                "sl": p.sl,
-                "defmember": p.defmember,
-                "members": _member_ports(loaded, book, i, p, missing),
-            }
-        )
-    problems += _missing_guid_problems(loaded, missing)
-    return out
+def _partition_vars(loaded: LoadedSpec, plan: PartitionPlan) -> list[dict[str, Any]]:
+    """ib_sm_partitions: the planned partitions (members by port GUID) with the spec's partition settings."""
+    return [
+        {
+            "name": planned.name,
+            "pkey": planned.pkey.base,
+            "ipoib": p.ipoib,
+            "mtu": _mtu_code(p.mtu),
+            "rate": _rate_code(p.rate),
+            "sl": p.sl,
+            "defmember": p.defmember,
+            "members": [{"guid": f"0x{g:016x}", "membership": ms} for g, ms in planned.members],
+        }
+        for p, planned in zip(loaded.spec.partitions, plan.partitions, strict=True)
+    ]
 
 
 def _qos_policy(spec: ClusterSpec) -> dict[str, Any] | None:
@@ -227,6 +172,8 @@ def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
         else:
             entry["port_guid"] = fmt_guid(guid)
         data.instances.setdefault(inst.node, []).append(entry)
+    partitions = plan_partitions(loaded, book)
+    data.problems += _missing_guid_problems(loaded, partitions.unresolved)
     name_map = []
     hca_guid = book.hca_guid
     for node in spec.nodes:
@@ -247,9 +194,9 @@ def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
             "mtu": _mtu_code(spec.default_partition.mtu),
             "rate": _rate_code(spec.default_partition.rate),
             "sl": spec.default_partition.sl,
-            "full_members": _sm_port_guids(loaded, book) if spec.default_partition.membership != "full" else [],
+            "full_members": _full_members(partitions),
         },
-        "ib_sm_partitions": _partition_vars(loaded, book, data.problems),
+        "ib_sm_partitions": _partition_vars(loaded, partitions),
         "ib_sm_qos_policy": _qos_policy(spec),
         "ib_sm_node_name_map": sorted(name_map, key=lambda e: e["guid"]),
         "ib_sm_root_guids": _root_guids(loaded, book, data.notes),
@@ -290,39 +237,7 @@ def _cn_guids(loaded: LoadedSpec, book: GuidBook, notes: list[str]) -> list[str]
     return [f"0x{g:016x}" for g in sorted(g for g in guids if g is not None)]
 
 
-def _sm_port_guids(loaded: LoadedSpec, book: GuidBook) -> list[str]:
-    """Every planned SM instance's port GUID (known ones): full members of Default whichever SM is master,
-    so that a failover changes no PKey table (``SELF=full`` alone makes only the running master's port full)."""
-    out = []
-    for inst in loaded.spec.subnet_manager.instances:
-        node = next(n for n in loaded.spec.nodes if n.name == inst.node)
-        guid = book.port_guid(inst.node, inst.hca or node.hcas[0].device, inst.port)
-        if guid is not None:
-            out.append(fmt_guid(guid))
-    return sorted(set(out))
-
-
-def expected_pkeys(loaded: LoadedSpec, book: GuidBook) -> dict[str, set[int]]:
-    """Port GUID -> the PKey table entries (full bit included) the plan gives it."""
-    spec = loaded.spec
-    sm = build_sm_data(loaded, book)
-    sm_ports = {i["port_guid"] for insts in sm.instances.values() for i in insts if "port_guid" in i}
-    default = 0xFFFF if spec.default_partition.membership == "full" else 0x7FFF
-    out: dict[str, set[int]] = {}
-    for node in spec.nodes:
-        for hca in node.hcas:
-            for port in hca.ports:
-                guid = book.port_guid(node.name, hca.device, port)
-                if guid is not None:
-                    g = fmt_guid(guid)
-                    out[g] = {0xFFFF if g in sm_ports else default}
-    for part in sm.common["ib_sm_partitions"]:
-        for member in part["members"]:
-            keys = out.setdefault(member["guid"], set())
-            if member["membership"] in ("full", "both"):
-                keys.add(part["pkey"] | 0x8000)
-            if member["membership"] == "limited" or (
-                member["membership"] == "both" and sm.common["ib_sm_options"].get("allow_both_pkeys")
-            ):
-                keys.add(part["pkey"])
-    return out
+def _full_members(partitions: PartitionPlan) -> list[str]:
+    """Every planned SM port (known GUIDs) when Default is limited: full members whichever SM is master."""
+    default = partitions.default
+    return [] if default.membership == "full" else [fmt_guid(g) for g in sorted(default.sm_ports)]

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.pkey import MAX_PARTITION_BASE, MIN_PARTITION_BASE, PKey
 from ibprov.clusterspec.types import Endpoint, parse_endpoint
 from ibprov.clusterspec.units import Speed, Width
 from ibprov.identity.guids import GuidBook, fmt_guid
@@ -230,11 +231,13 @@ def _pkey_drift(
         raise RackError(f"{node}: no port GUID")
     conf = "/etc/opensm/partitions.conf"
     # a new partition, full membership, for this one port: an extra PKey the plan does not have
-    line = f"ibprov_drift=0x7ffe, ipoib : {fmt_guid(guid)}=full ;"
+    used = {p.pkey for p in spec.partitions}
+    drift = PKey(next(b for b in range(MAX_PARTITION_BASE, MIN_PARTITION_BASE - 1, -1) if b not in used), full=True)
+    line = f"ibprov_drift=0x{drift.base:04x}, ipoib : {fmt_guid(guid)}={drift.membership} ;"
     hup = "systemctl kill -s HUP 'ib-opensm@*'"
     do = [{"exec": [container, f"cp {conf} {conf}.ibprov-heal && echo '{line}' >> {conf} && {hup}"], "settle": 3}]
     undo = [{"exec": [container, f"mv {conf}.ibprov-heal {conf} && {hup}"], "settle": 3}]
-    return do, undo, f"added {node}'s port to an unplanned partition 0x7ffe on {master}"
+    return do, undo, f"added {node}'s port to an unplanned partition 0x{drift.base:04x} on {master}"
 
 
 def heal(state: RackState) -> list[str]:

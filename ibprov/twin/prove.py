@@ -5,16 +5,17 @@ planned PKeys (and, with QoS on, the planned SL2VL and VL arbitration tables).""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.model import QosTables
+from ibprov.clusterspec.pkey import PKey
 from ibprov.identity.guids import GuidBook, fmt_guid
+from ibprov.identity.partitions import planned_pkeys
 from ibprov.probes import ParseError, ibnetdiscover, sminfo, smpquery
 from ibprov.probes.runner import LocalRunner
-from ibprov.render.sm import expected_pkeys
 from ibprov.report.model import Report
 from ibprov.twin.bringup import TwinRun, start_twin
 from ibprov.verify.fabric.section import verify_fabric
@@ -179,7 +180,7 @@ def _check_pkeys(
     lids: dict[str, tuple[int, int]],
     result: ProofResult,
 ) -> None:
-    expected = expected_pkeys(loaded, book)
+    expected = planned_pkeys(loaded, book)
     names = {
         fmt_guid(g): f"{node.name} {hca.device} port {port}"
         for node in loaded.spec.nodes
@@ -188,7 +189,8 @@ def _check_pkeys(
         if (g := book.port_guid(node.name, hca.device, port)) is not None
     }
     bad = 0
-    for guid, want in sorted(expected.items()):
+    for port_guid, want in sorted(expected.items()):
+        guid = fmt_guid(port_guid)
         name = names.get(guid, f"port {guid}")
         if guid not in lids:
             result.problems.append(f"{name} ({guid}) is not on the twin")
@@ -206,8 +208,8 @@ def _check_pkeys(
     result.lines.append(f"PKey tables: {len(expected) - bad} of {len(expected)} ports exactly as planned")
 
 
-def _keys(keys: set[int]) -> str:
-    return "[" + ", ".join(f"0x{k:04x}" for k in sorted(keys)) + "]"
+def _keys(keys: Iterable[PKey]) -> str:
+    return "[" + ", ".join(k.hex for k in sorted(keys)) + "]"
 
 
 def _check_qos(

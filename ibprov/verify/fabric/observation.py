@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from ibprov.clusterspec.pkey import PKey
+
 __all__ = [
     "LinkState",
     "Observation",
@@ -99,7 +101,7 @@ class Observation:
     counters: dict[PortRef, Mapping[str, int]] = field(default_factory=dict)  # ports with a non-zero counter
     soak: Soak | None = None
     sms: list[ObservedSm] = field(default_factory=list)
-    pkeys: dict[int, tuple[int, ...]] = field(default_factory=dict)  # CA port GUID -> non-zero entries
+    pkeys: dict[int, tuple[PKey, ...]] = field(default_factory=dict)  # CA port GUID -> non-empty entries
     sl2vl: dict[int, tuple[int, ...]] = field(default_factory=dict)  # CA port GUID -> VL of SL 0..15
     vlarb: dict[int, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]] = field(
         default_factory=dict

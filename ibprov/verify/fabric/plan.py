@@ -14,10 +14,11 @@ from types import MappingProxyType
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.model import Hca, QosTables
+from ibprov.clusterspec.pkey import PKey
 from ibprov.clusterspec.topology import PlannedLink
 from ibprov.clusterspec.types import Endpoint
 from ibprov.identity.guids import GuidBook, LockFile, fmt_guid
-from ibprov.render.sm import expected_pkeys
+from ibprov.identity.partitions import plan_partitions
 from ibprov.twinnet.limits import LinkStandIn, TwinLimits
 from ibprov.verify.fabric.observation import ObservedNode, PortRef
 
@@ -53,8 +54,8 @@ class Plan:
     hca_descriptions: Mapping[tuple[str, str], str]  # (node, device) -> NodeDescription
     port_guids: Mapping[Endpoint, int | None]  # every planned CA port -> port GUID
     sms: tuple[PlannedSm, ...]
-    pkeys: Mapping[int, frozenset[int]]  # CA port GUID -> planned PKey table entries (membership bit kept)
-    partition_names: Mapping[int, str]  # 15-bit PKey -> partition name
+    pkeys: Mapping[int, frozenset[PKey]]  # CA port GUID -> the planned P_Key table entries
+    partition_names: Mapping[int, str]  # partition key (PKey.base) -> partition name, Default included
     qos: QosTables | None  # the CA tables when QoS is on
     thresholds: Mapping[str, int]
     notes: tuple[str, ...] = ()
@@ -240,8 +241,8 @@ def build_plan(
         node = next(n for n in spec.nodes if n.name == inst.node)
         device = inst.hca or node.hcas[0].device
         sms.append(PlannedSm(inst.node, device, inst.port, inst.priority, book.port_guid(inst.node, device, inst.port)))
-    pkeys = {int(g, 16): frozenset(keys) for g, keys in expected_pkeys(loaded, book).items()}
-    names = {0x7FFF: "Default", **{p.pkey: p.name for p in spec.partitions}}
+    partitions = plan_partitions(loaded, book)
+    pkeys = partitions.pkeys(g for g in port_guids.values() if g is not None)
     return Plan(
         loaded=loaded,
         book=book,
@@ -251,7 +252,7 @@ def build_plan(
         port_guids=MappingProxyType(port_guids),
         sms=tuple(sms),
         pkeys=MappingProxyType(pkeys),
-        partition_names=MappingProxyType(names),
+        partition_names=MappingProxyType(partitions.names),
         qos=_qos_tables(loaded),
         switch_qos=MappingProxyType(_switch_qos(loaded)),
         thresholds=MappingProxyType({str(k): v for k, v in spec.acceptance.error_thresholds.items()}),

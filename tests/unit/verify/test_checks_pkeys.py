@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from checkkit import example, findings, pairs, perfect, plan_of
 
+from ibprov.clusterspec.pkey import PKey
 from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Severity
 
@@ -29,7 +30,7 @@ def test_a_partition_missing_from_a_member_port_is_named() -> None:
 
 def test_a_port_holding_a_partition_it_is_not_in_is_a_security_finding() -> None:
     obs = perfect(PLAN)
-    obs.pkeys[STOR01] += (0x8010,)
+    obs.pkeys[STOR01] += (PKey.from_wire(0x8010),)
     (finding,) = findings(PLAN, obs)
     assert (finding.check, finding.object, finding.severity) == (
         "pkey.extra",
@@ -41,7 +42,7 @@ def test_a_port_holding_a_partition_it_is_not_in_is_a_security_finding() -> None
 
 def test_full_membership_where_the_plan_says_limited_is_a_security_finding() -> None:
     obs = perfect(PLAN)
-    obs.pkeys[LOGIN] = tuple(0x8010 if k == 0x0010 else k for k in obs.pkeys[LOGIN])
+    obs.pkeys[LOGIN] = tuple(PKey.from_wire(0x8010) if k == 0x0010 else k for k in obs.pkeys[LOGIN])
     (finding,) = findings(PLAN, obs)
     assert (finding.check, finding.severity) == ("pkey.membership", Severity.SECURITY)
     assert finding.text == "login01 mlx5_0 port 1: planned 0x0010 (compute, limited), found 0x8010 (compute, full)"
@@ -49,7 +50,7 @@ def test_full_membership_where_the_plan_says_limited_is_a_security_finding() -> 
 
 def test_limited_membership_where_the_plan_says_full_is_an_error() -> None:
     obs = perfect(PLAN)
-    obs.pkeys[NODE01] = tuple(0x0010 if k == 0x8010 else k for k in obs.pkeys[NODE01])
+    obs.pkeys[NODE01] = tuple(PKey.from_wire(0x0010) if k == 0x8010 else k for k in obs.pkeys[NODE01])
     (finding,) = findings(PLAN, obs)
     assert (finding.check, finding.severity) == ("pkey.membership", Severity.ERROR)
 
@@ -62,6 +63,6 @@ def test_an_unreadable_table_is_not_judged_here() -> None:
 
 def test_the_default_partition_counts_like_any_other() -> None:
     obs = perfect(PLAN)
-    obs.pkeys[NODE01] = tuple(0x7FFF if k == 0xFFFF else k for k in obs.pkeys[NODE01])
+    obs.pkeys[NODE01] = tuple(PKey.from_wire(0x7FFF) if k == 0xFFFF else k for k in obs.pkeys[NODE01])
     assert pairs(PLAN, obs) == {("pkey.membership", "node01 mlx5_0 port 1")}
     assert findings(PLAN, obs)[0].expected == "0xffff (Default, full)"

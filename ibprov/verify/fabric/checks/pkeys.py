@@ -1,15 +1,16 @@
-"""Partitions: every CA port's PKey table is exactly the plan's (ibprov.render.sm.expected_pkeys).
+"""Partitions: every CA port's PKey table is exactly the plan's (ibprov.identity.partitions).
 
-Per port, by 15-bit PKey: a planned partition the port lacks is ``pkey.missing``; a partition held with
-the other membership is ``pkey.membership`` (a security finding when the port is a full member where the
-plan says limited: a full member reaches every member); a partition the port must not hold at all is
-``pkey.extra``, a security finding (the port can reach that partition's members).
+Per port, by partition key (``PKey.base``): a planned partition the port lacks is ``pkey.missing``; a
+partition held with the other membership is ``pkey.membership`` (a security finding when the port is a
+full member where the plan says limited: a full member reaches every member); a partition the port must
+not hold at all is ``pkey.extra``, a security finding (the port can reach that partition's members).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ibprov.clusterspec.pkey import PKey
 from ibprov.report.model import Finding, Severity
 from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.objects import planned_ca_ports
@@ -48,18 +49,18 @@ EXTRA = Check(
 CHECKS = (MISSING, MEMBERSHIP, EXTRA)
 
 
-def _describe(plan: Plan, keys: Iterable[int]) -> str:
+def _describe(plan: Plan, keys: Iterable[PKey]) -> str:
     parts = []
-    for key in sorted(keys, key=lambda k: (k & 0x7FFF, k)):
-        name = plan.partition_names.get(key & 0x7FFF, "unplanned")
-        parts.append(f"0x{key:04x} ({name}, {'full' if key & 0x8000 else 'limited'})")
+    for key in sorted(keys, key=lambda k: (k.base, k.full)):
+        name = plan.partition_names.get(key.base, "unplanned")
+        parts.append(f"{key.hex} ({name}, {key.membership})")
     return ", ".join(parts) or "none"
 
 
-def _by_key(keys: Iterable[int]) -> dict[int, set[int]]:
-    out: dict[int, set[int]] = {}
+def _by_key(keys: Iterable[PKey]) -> dict[int, set[PKey]]:
+    out: dict[int, set[PKey]] = {}
     for key in keys:
-        out.setdefault(key & 0x7FFF, set()).add(key)
+        out.setdefault(key.base, set()).add(key)
     return out
 
 
@@ -78,7 +79,7 @@ def check(plan: Plan, obs: Observation) -> list[Finding]:
         if wrong:
             planned = [k for p in wrong for k in want[p]]
             found = [k for p in wrong for k in have[p]]
-            stronger = any(k & 0x8000 for k in found) and not all(k & 0x8000 for k in planned)
+            stronger = any(k.full for k in found) and not all(k.full for k in planned)
             out.append(
                 MEMBERSHIP.finding(
                     name,
