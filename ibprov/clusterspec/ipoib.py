@@ -8,6 +8,7 @@ from ipaddress import IPv4Address, IPv6Address, ip_address
 
 from ibprov.clusterspec.members import ALL_PORTS, index_of, partition_ports
 from ibprov.clusterspec.model import ClusterSpec, IpoibInterface
+from ibprov.clusterspec.pkey import PKey
 from ibprov.clusterspec.rails import Port, rail_ports
 
 __all__ = ["interface_name", "ipoib_nodes", "ipoib_pool", "pool_start"]
@@ -20,7 +21,7 @@ def interface_name(spec: ClusterSpec, iface: IpoibInterface) -> str:
     part = next((p for p in spec.partitions if p.name == iface.partition), None)
     if part is None:
         return iface.parent
-    return f"{iface.parent}.{part.pkey | 0x8000:04x}"
+    return PKey(part.pkey, full=True).child_name(iface.parent)
 
 
 def ipoib_nodes(spec: ClusterSpec, iface: IpoibInterface) -> list[str]:

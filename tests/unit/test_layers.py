@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _load_graph() -> ModuleType:
     spec = importlib.util.spec_from_file_location("import_graph", REPO / "scripts" / "import_graph.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("import_graph", module)
     spec.loader.exec_module(module)

@@ -11,6 +11,7 @@ from ipaddress import IPv4Address, IPv6Address
 from ibprov.clusterspec.ipoib import interface_name, ipoib_nodes, ipoib_pool, pool_start
 from ibprov.clusterspec.members import index_of
 from ibprov.clusterspec.model import ClusterSpec, IpoibInterface, Partition, Rail
+from ibprov.clusterspec.pkey import DEFAULT_BASE, PKey
 from ibprov.clusterspec.positions import Path, format_path
 from ibprov.clusterspec.rules.findings import Finding, dupes, hint
 from ibprov.clusterspec.rules.rails import unknown_rail
@@ -75,18 +76,19 @@ def _name_problems(spec: ClusterSpec, iface: IpoibInterface, path: Path) -> Iter
     if iface.name is None:
         return
     part = next((p for p in spec.partitions if p.name == iface.partition), None)
-    pkey = 0x7FFF if part is None else part.pkey
+    pkey = DEFAULT_BASE if part is None else part.pkey
+    child = PKey(pkey, full=True).child_name(iface.parent)
     base, dot, suffix = iface.name.partition(".")
     if part is not None and iface.name == iface.parent:
         yield (
             (*path, "name"),
             f"{iface.name} is the parent interface itself, which carries the Default partition, not "
-            f"{part.name} (0x{pkey:04x}): name it {iface.parent}.{pkey | 0x8000:04x}",
+            f"{part.name} (0x{pkey:04x}): name it {child}",
         )
     elif dot and base != iface.parent:
         yield (*path, "name"), f"{iface.name} names parent {base}, but parent is {iface.parent}"
-    elif dot and re.fullmatch(r"[0-9a-f]{4}", suffix) and int(suffix, 16) & 0x7FFF != pkey:
-        fix = iface.parent if part is None else f"{iface.parent}.{pkey | 0x8000:04x}"
+    elif dot and re.fullmatch(r"[0-9a-f]{4}", suffix) and PKey.from_wire(int(suffix, 16)).base != pkey:
+        fix = iface.parent if part is None else child
         yield (
             (*path, "name"),
             f"{iface.name} says P_Key 0x{suffix}, but partition {iface.partition} has P_Key 0x{pkey:04x} "
