@@ -7,6 +7,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,12 +18,16 @@ from rich.live import Live
 
 from ibprov import __version__
 from ibprov.errors import ExitCode, IbprovError, SpecError
+from ibprov.report import Report, to_html, to_json, to_junit
 from ibprov.report.apply_table import hosts_table
+from ibprov.report.console import facts_lines, findings_table, fix_lines, summary_text, table_width
+from ibprov.report.failure import failure_json, failure_junit
 from ibprov.run import ApplyOptions, Progress, apply_spec
+from ibprov.verify.registry import SECTIONS, VerifyOptions, misplaced_options, prestart, run_sections
 
 if TYPE_CHECKING:
-    from ibprov.report.model import Report
-    from ibprov.verify.sections import VerifyOptions
+    from ibprov.clusterspec import LoadedSpec
+    from ibprov.verify.target import VerifyTarget
 
 F = TypeVar("F", bound=Callable[..., Any])
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -562,8 +567,6 @@ def design(
 
 def _section_flags(func: F) -> F:
     """One flag per registered verify section (--fabric, --nodes, ...)."""
-    from ibprov.verify.sections import SECTIONS
-
     for info in reversed(SECTIONS):
         func = click.option(f"--{info.name}", f"section_{info.name}", is_flag=True, help=info.help)(func)
     return func
@@ -660,24 +663,21 @@ def verify(
     """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section but
     --perf, which loads the fabric and runs only when asked for); exit 0 (pass), 1 (findings), 2 (spec),
     3 (cannot collect)."""
-    from ibprov.verify.sections import SECTIONS, VerifyOptions, misplaced_options, prestart, run_sections
-
     chosen = [i for i in SECTIONS if sections.get(f"section_{i.name}")] or [i for i in SECTIONS if i.default]
-    options = VerifyOptions(
+    options = VerifyOptions(  # and the target, once the spec is loaded (it is found through the spec)
         via=via,
         soak=soak,
         from_host=from_host,
         synthetic_guids=synthetic_guids,
         inventory=inventory,
         twin_limits=twin_limits,
-        target=target,
         contrast_tcp=contrast_tcp,
         pairs=pairs,
         dry_run=dry_run,
         baseline=baseline,
         save_baseline=save_baseline,
     )
-    misplaced = misplaced_options(chosen, options)
+    misplaced = misplaced_options(chosen, [*options.given(), *(["target"] if target else [])])
     if misplaced:
         raise click.UsageError(
             "; ".join(
@@ -686,17 +686,18 @@ def verify(
             )
         )
     if dry_run:
-        _perf_dry_run(spec, options, [i.name for i in chosen])
+        _perf_dry_run(spec, options, [i.name for i in chosen], target)
         return
     started: dict[str, Any] = {}
     command = "verify " + " ".join(f"--{i.name}" for i in chosen)
     _show_progress()
     try:
+        loaded = _load_spec(spec) if target else None
+        if loaded is not None:  # every section runs on the target, resolved once (it is found through the spec)
+            options = replace(options, target=_verify_target(loaded))
         for info in chosen:  # e.g. the fabric discovery: it needs no spec, so it runs while the spec loads
             started[info.name] = prestart(info, options)
-        from ibprov.clusterspec import load_spec
-
-        report = run_sections(load_spec(spec), chosen, options, started)
+        report = run_sections(loaded or _load_spec(spec), chosen, options, started)
     except IbprovError as exc:  # CI reads the report files on every outcome: write the failure into them
         problems = [str(p) for p in exc.problems] if isinstance(exc, SpecError) else [str(exc)]
         _write_failure(command, spec, problems, int(exc.exit_code), json_path, junit_path)
@@ -710,13 +711,28 @@ def verify(
     _print_report(report, json_path, junit_path, html_path)
 
 
-def _perf_dry_run(spec: Path, options: VerifyOptions, chosen: list[str]) -> None:
-    from ibprov.clusterspec import load_spec
-    from ibprov.verify.perf.section import dry_run_lines
+def _load_spec(spec: Path) -> LoadedSpec:
+    from ibprov.clusterspec import load_spec  # lazy: the spec's models (pydantic) load after verify's prestart
+
+    return load_spec(spec)
+
+
+def _verify_target(loaded: LoadedSpec) -> VerifyTarget:
+    """What `verify --target twin` runs on: the running twin rack of the spec's cluster (RackError without)."""
+    from ibprov.twin.rack import load_state, verify_target  # lazy: the twin (podman) only when targeted
+
+    return verify_target(load_state(loaded))
+
+
+def _perf_dry_run(spec: Path, options: VerifyOptions, chosen: list[str], target: str | None) -> None:
+    from ibprov.verify.perf.section import dry_run_lines  # lazy: the perf section only for its dry run
 
     if chosen != ["perf"]:
         raise click.UsageError("--dry-run prints the perf schedule: use it with --perf alone")
-    for line in dry_run_lines(load_spec(spec), options.pairs, options):  # type: ignore[arg-type]
+    loaded = _load_spec(spec)
+    if target and (options.pairs or loaded.spec.acceptance.pairs) == "route-aware":  # it reads the target's LFTs
+        options = replace(options, target=_verify_target(loaded))
+    for line in dry_run_lines(loaded, options.pairs, options):  # type: ignore[arg-type]
         click.echo(line)
 
 
@@ -734,7 +750,7 @@ def _show_progress() -> None:
 
 
 def _save_baseline(report: Report, path: Path) -> None:
-    from ibprov.verify.perf.section import save_baseline
+    from ibprov.verify.perf.section import save_baseline  # lazy: the perf section only when it ran
 
     try:
         count = save_baseline(report.section("perf"), report.cluster, path)
@@ -755,8 +771,6 @@ def _write_failure(
     kind: str = "error",
 ) -> None:
     """report.json / junit.xml of a run that produced no report (best effort: the failure is the news)."""
-    from ibprov.report.failure import failure_json, failure_junit
-
     texts = (
         (json_path, failure_json(command, cluster, str(spec), problems, exit_code)),
         (junit_path, failure_junit(command, cluster, problems, kind=kind)),
@@ -772,9 +786,6 @@ def _print_report(
 ) -> None:
     """Write the JSON / JUnit / HTML files asked for, print the findings table and summary, exit 1 on
     findings."""
-    from ibprov.report import to_html, to_json, to_junit
-    from ibprov.report.console import facts_lines, findings_table, fix_lines, summary_text, table_width
-
     views = ((json_path, to_json), (junit_path, to_junit), (html_path, to_html))
     for path, text in ((p, view(report)) for p, view in views if p is not None):
         if path is not None:

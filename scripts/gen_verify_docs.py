@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate the checks catalogue and the report.json schema in docs/verify.md from the section registry.
 
-For every section in ``ibprov.verify.sections.SECTIONS`` the table of its declared checks is written
+For every section in ``ibprov.verify.registry.SECTIONS`` the table of its declared checks is written
 between ``<!-- checks:<section>:begin -->`` and ``<!-- checks:<section>:end -->``; the JSON Schema of
 report.json between ``<!-- schema:begin -->`` and ``<!-- schema:end -->``. Everything outside the
 markers is hand-written prose and is never touched.
@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from docblock import replace_block, update_doc  # noqa: E402
 
-from ibprov.verify.sections import SECTIONS, load_section, report_schema  # noqa: E402
+from ibprov.verify.registry import SECTIONS, load_section, report_schema  # noqa: E402
 
 DOC = REPO / "docs" / "verify.md"
 

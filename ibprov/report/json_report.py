@@ -1,5 +1,5 @@
 """report.json: the machine-readable report. Its JSON Schema is :func:`report_schema` of the sections'
-facts schemas (``ibprov.verify.sections.report_schema()`` composes it; also in docs/verify.md).
+facts schemas (``ibprov.verify.registry.report_schema()`` composes it; also in docs/verify.md).
 
 ``schema_version`` changes only when a field is removed or changes meaning; new fields may appear.
 """

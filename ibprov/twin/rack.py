@@ -45,6 +45,7 @@ from ibprov.run import Target
 from ibprov.twin.sim import UMAD2SIM
 from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits
 from ibprov.twinnet.netfile import build_twin
+from ibprov.verify.target import VerifyTarget
 
 __all__ = [
     "IBSIM_PORT",
@@ -58,6 +59,7 @@ __all__ = [
     "state_dir",
     "status",
     "up",
+    "verify_target",
 ]
 
 IBSIM_PORT = 7070
@@ -508,4 +510,20 @@ def apply_target(state: RackState) -> Target:
         hosts=tuple(state.nodes),
         unsupported_tags=("molecule-notest",),
         synthetic_guids=True,
+    )
+
+
+def verify_target(state: RackState) -> VerifyTarget:
+    """How `verify --target twin` reaches the rack: the diags on this host as the rack's probe HCA, the node
+    containers (as root) through the rack's inventory and SSH config, judged by the twin's limits; and,
+    when the diags fail, whether ibsim has exited."""
+    return VerifyTarget(
+        name="twin",
+        hosts={name: node.address for name, node in state.nodes.items()},
+        user="root",
+        inventory=state.inventory,
+        ssh_config=state.ssh_config,
+        diag_env=state.diag_env(state.probe_host()),
+        limits=state.limits,
+        exited=functools.partial(ibsim_exit, state),
     )

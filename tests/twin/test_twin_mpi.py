@@ -18,8 +18,8 @@ import pytest
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.report import to_dict
-from ibprov.twin.rack import apply_target, down, up
-from ibprov.verify.sections import VerifyOptions, run_sections, section_info
+from ibprov.twin.rack import apply_target, down, load_state, up, verify_target
+from ibprov.verify.registry import VerifyOptions, run_sections, section_info
 
 pytestmark = pytest.mark.twin
 
@@ -68,7 +68,7 @@ def test_verify_mpi_on_the_twin_reports_the_fall_back_and_really_runs_mpi_over_t
         applied = apply_spec(loaded, tmp_path / "run", target=apply_target(state))
         assert (applied.rc, applied.failed_hosts) == (0, [])
 
-        options = VerifyOptions(target="twin", contrast_tcp=True)
+        options = VerifyOptions(target=verify_target(load_state(loaded)), contrast_tcp=True)
         report = run_sections(loaded, [section_info("mpi")], options)
         assert report.findings == [], [f.text for f in report.findings]
         mpi = report.section("mpi")

@@ -35,11 +35,11 @@ from ibprov.clusterspec.rails import Rails
 from ibprov.clusterspec.topology import rail_plan
 from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Report
-from ibprov.twin.rack import RackState, down, up
+from ibprov.twin.rack import RackState, down, load_state, up, verify_target
 from ibprov.verify.perf.baseline import load_baseline
 from ibprov.verify.perf.facts import PerfFacts
 from ibprov.verify.perf.section import save_baseline
-from ibprov.verify.sections import VerifyOptions, run_sections, section_info
+from ibprov.verify.registry import VerifyOptions, run_sections, section_info
 
 pytestmark = pytest.mark.twin
 
@@ -195,7 +195,8 @@ def opensm_on_this_host(state: RackState, hca: str, engine: str) -> Iterator[Non
 
 
 def perf(loaded: LoadedSpec, **options: object) -> Report:
-    return run_sections(loaded, [section_info("perf")], VerifyOptions(target="twin", **options))  # type: ignore[arg-type]
+    twin = verify_target(load_state(loaded))
+    return run_sections(loaded, [section_info("perf")], VerifyOptions(target=twin, **options))  # type: ignore[arg-type]
 
 
 def rack_of(spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoadedSpec, RackState]]:

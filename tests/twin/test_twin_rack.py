@@ -18,8 +18,8 @@ import pytest
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.report.model import Report
 from ibprov.twin.faults import heal, inject
-from ibprov.twin.rack import LABEL, RackState, apply_target, down, load_state, up
-from ibprov.verify.sections import SECTIONS, VerifyOptions, run_sections, section_info
+from ibprov.twin.rack import LABEL, RackState, apply_target, down, load_state, up, verify_target
+from ibprov.verify.registry import SECTIONS, VerifyOptions, run_sections, section_info
 
 pytestmark = pytest.mark.twin
 ARTIFACTS = Path(__file__).resolve().parents[2] / "out" / "test-artifacts"
@@ -85,8 +85,10 @@ def keep_ibsim_log(state: RackState) -> None:
 
 
 def verify(loaded: LoadedSpec) -> Report:
-    """What `ibprov verify SPEC --target twin` runs: every section but those run only when asked for."""
-    return run_sections(loaded, [i for i in SECTIONS if i.default], VerifyOptions(target="twin"))
+    """What `ibprov verify SPEC --target twin` runs: every section but those run only when asked for, on the
+    rack as it is now (its faults decide where the diags run from)."""
+    twin = VerifyOptions(target=verify_target(load_state(loaded)))
+    return run_sections(loaded, [i for i in SECTIONS if i.default], twin)
 
 
 def found(report: Report) -> set[tuple[str, str]]:
@@ -127,7 +129,8 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert nodes.facts.as_dict() == {"hosts": 5, "hosts_reached": 5}
         assert any("judged on /etc/security/limits.d" in text for c in nodes.checks for _o, text in c.caveats)
 
-        perf = run_sections(loaded, [section_info("perf")], VerifyOptions(target="twin")).section("perf")
+        on_twin = VerifyOptions(target=verify_target(state))
+        perf = run_sections(loaded, [section_info("perf")], on_twin).section("perf")
         checks = {c.id: c for c in perf.checks}
         assert dict(checks["perf.rdma_device"].skipped) == {
             n: f"no RDMA device on {n} (the twin's containers have none)" for n in state.nodes

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ibprov.probes.runner import SCRATCH, LocalRunner
+from ibprov.probes.runner import SCRATCH, AnsibleRunner, LocalRunner
 
 if TYPE_CHECKING:
     from ibprov.clusterspec import LoadedSpec
     from ibprov.probes.runner import Runner
     from ibprov.twinnet.limits import TwinLimits
-    from ibprov.verify.sections import VerifyOptions
+    from ibprov.verify.registry import VerifyOptions
 
 __all__ = ["CACHE", "DISCOVER", "diag_env", "diag_runner", "prestart"]
 
@@ -26,8 +26,8 @@ def diag_env(options: VerifyOptions) -> Mapping[str, str] | None:
 
 
 def prestart(options: VerifyOptions) -> LocalRunner | None:
-    """Local verify: a runner that has started the discovery (it needs no spec). ``--via``, ``--target``:
-    nothing (where the diags run depends on the spec)."""
+    """Local verify: a runner that has started the discovery (it needs no spec). ``--via``, a target:
+    nothing (the diags run elsewhere, or with the target's environment)."""
     if options.via is not None or options.target is not None:
         return None
     runner = LocalRunner(env=diag_env(options))
@@ -36,21 +36,17 @@ def prestart(options: VerifyOptions) -> LocalRunner | None:
 
 
 def diag_runner(loaded: LoadedSpec, options: VerifyOptions, started: object = None) -> tuple[Runner, TwinLimits | None]:
-    """Where the diags run, for every section that reads the fabric (fabric, perf's LFTs): the twin rack's
-    probe HCA on this host (``--target twin``, with its limits), ``--via HOST`` through Ansible, the runner
-    prestart made, or this host. The caller closes the runner."""
+    """Where the diags run, for every section that reads the fabric (fabric, perf's LFTs): on this host with
+    the target's environment (``--target twin``: as the rack's probe HCA; with its limits), ``--via HOST``
+    through Ansible, the runner prestart made, or this host. The caller closes the runner."""
+    if options.target is not None:
+        return LocalRunner(env=options.target.diag_env), options.target.limits
+    # lazy: they load the spec's models (pydantic), and this module is import-light (prestart)
+    from ibprov.run.inventory import host_inventory
     from ibprov.twinnet.limits import read_limits
 
     twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
-    if options.target == "twin":  # diags on this host as one of the rack's HCAs (ibsim remote mode)
-        from ibprov.twin.rack import load_state
-
-        state = load_state(loaded)
-        return LocalRunner(env=state.diag_env(state.probe_host())), state.limits
     if options.via is not None:
-        from ibprov.probes.runner import AnsibleRunner
-        from ibprov.run.inventory import host_inventory
-
         return AnsibleRunner(options.via, host_inventory(loaded, options.via), env=diag_env(options)), twin
     if isinstance(started, LocalRunner):
         return started, twin

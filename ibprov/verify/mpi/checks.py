@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check, CheckFamily
+from ibprov.verify.judge import Check, CheckFamily
 from ibprov.verify.mpi.observation import HostMpi, MpiObservation, MpiRun, Transport
 from ibprov.verify.mpi.plan import MpiPlan
 

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check, CheckFamily
+from ibprov.verify.judge import Check, CheckFamily
 from ibprov.verify.nodes.observation import DeviceFacts, HostObservation, PortFacts
 from ibprov.verify.nodes.plan import NodePlan, PlannedPort
 

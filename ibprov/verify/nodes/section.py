@@ -7,40 +7,42 @@ report of canned observations needs no host at all.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
-from ibprov.report.model import SectionReport, utc_now_text
+from ibprov.report.model import SectionReport
+from ibprov.run.inventory import nodes_inventory
 from ibprov.twinnet.limits import TwinLimits, read_limits
-from ibprov.verify.checking import run_checks
 from ibprov.verify.nodes.checks import FAMILIES, Hosts, reached
 from ibprov.verify.nodes.collect import AnsibleNodeCollector, NodeCollector
 from ibprov.verify.nodes.facts import SCHEMA, NodesFacts
 from ibprov.verify.nodes.plan import NodePlan, build_node_plan
-from ibprov.verify.sections import Section, VerifyOptions
+from ibprov.verify.registry import VerifyOptions
+from ibprov.verify.skeleton import Skeleton
 
-__all__ = ["SECTION", "TITLE", "check_nodes", "verify_nodes"]
+__all__ = ["NODES", "SECTION", "TITLE", "check_nodes", "verify_nodes"]
 
 TITLE = "Nodes"
+
+
+def nodes_facts(plan: NodePlan, hosts: Hosts) -> NodesFacts:
+    return NodesFacts(hosts=len(plan.hosts), hosts_reached=reached(plan, hosts))
+
+
+NODES: Skeleton[NodePlan, Hosts] = Skeleton("nodes", TITLE, FAMILIES, SCHEMA, facts=nodes_facts)
+check_nodes = NODES.report  # the section report of the hosts' observations against the plan (no I/O)
 
 
 def verify_nodes(loaded: LoadedSpec, collector: NodeCollector, *, twin: TwinLimits | None = None) -> SectionReport:
     """Collect from every planned host through ``collector`` and check against ``loaded``; ``twin``: the
     hosts are the twin's, judged by what it can show (and the report says what it cannot)."""
-    started = utc_now_text()
-    t0 = time.monotonic()
-    plan = build_node_plan(loaded, twin=twin, inventory=getattr(collector, "inventory", None))
-    hosts = collector.collect(plan.hosts)
-    return check_nodes(
-        plan,
-        hosts,
-        started=started,
-        duration=time.monotonic() - t0,
-        collected_from=collector.where,
-        notes=_twin_notes(loaded, twin) if twin is not None else (),
-    )
+
+    def observe() -> tuple[NodePlan, Hosts]:
+        plan = build_node_plan(loaded, twin=twin, inventory=getattr(collector, "inventory", None))
+        return plan, collector.collect(plan.hosts)
+
+    notes = _twin_notes(loaded, twin) if twin is not None else ()
+    return NODES.run(observe, collected_from=collector.where, notes=notes)
 
 
 def _twin_notes(loaded: LoadedSpec, twin: TwinLimits) -> list[str]:
@@ -54,40 +56,17 @@ def _twin_notes(loaded: LoadedSpec, twin: TwinLimits) -> list[str]:
     return notes
 
 
-def check_nodes(
-    plan: NodePlan,
-    hosts: Hosts,
-    *,
-    started: str = "",
-    duration: float = 0.0,
-    collected_from: str = "",
-    notes: Sequence[str] = (),
-) -> SectionReport:
-    """The section report of the hosts' observations against the plan (no I/O)."""
-    return SectionReport(
-        name="nodes",
-        title=TITLE,
-        collected_from=collected_from,
-        started=started,
-        duration_seconds=duration,
-        checks=run_checks(FAMILIES, plan, hosts),
-        facts=NodesFacts(hosts=len(plan.hosts), hosts_reached=reached(plan, hosts)),
-        notes=tuple(notes),
-    )
-
-
 def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionReport:
-    """The section as the CLI runs it: the hosts through ``--inventory DIR``, else the spec's addresses."""
-    from ibprov.run.inventory import nodes_inventory
-
-    twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
-    source: str | dict[str, Any] = str(options.inventory) if options.inventory else nodes_inventory(loaded)
-    if options.target == "twin":  # the twin rack's containers, through its inventory
-        from ibprov.twin.rack import load_state
-
-        state = load_state(loaded)
-        source, twin = str(state.inventory), state.limits
+    """The section as the CLI runs it: the target's hosts through its inventory (judged by its limits), else
+    the hosts through ``--inventory DIR``, else the spec's addresses."""
+    source: str | dict[str, Any]
+    twin: TwinLimits | None
+    if options.target is not None:
+        source, twin = str(options.target.inventory), options.target.limits
+    else:
+        source = str(options.inventory) if options.inventory else nodes_inventory(loaded)
+        twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
     return verify_nodes(loaded, AnsibleNodeCollector(source), twin=twin)
 
 
-SECTION = Section(name="nodes", title=TITLE, families=FAMILIES, facts_schema=SCHEMA, run=_run)
+SECTION = NODES.section(_run)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import FABRIC, Finding, Severity
-from ibprov.verify.checking import Check, CheckFamily
+from ibprov.verify.judge import Check, CheckFamily
 from ibprov.verify.perf.baseline import worse_by
 from ibprov.verify.perf.culprits import suspects
 from ibprov.verify.perf.observation import PerfObservation, PerfRun

@@ -8,16 +8,16 @@ the LFTs the SM programmed when the fabric can be read from here, else from the 
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import CollectError
+from ibprov.probes import ibnetdiscover, lfts
 from ibprov.probes.runner import Runner
-from ibprov.report.model import SectionReport, utc_now_text
-from ibprov.verify.checking import run_checks
+from ibprov.report.model import SectionReport
+from ibprov.verify.fabric.commands import diag_runner
 from ibprov.verify.perf.baseline import Baseline, BaselineEntry, baseline_text, load_baseline
 from ibprov.verify.perf.checks import FAMILIES, run_object
 from ibprov.verify.perf.collect import collect
@@ -25,23 +25,51 @@ from ibprov.verify.perf.facts import SCHEMA, PerfFacts, perf_facts
 from ibprov.verify.perf.observation import PerfObservation
 from ibprov.verify.perf.plan import PerfPlan, build_perf_plan, schedule_for
 from ibprov.verify.perf.remote import Remote, SshRemote, ssh_targets
-from ibprov.verify.perf.routes import Routing
-from ibprov.verify.perf.schedule import Schedule, ScheduleKind
-from ibprov.verify.sections import Section, VerifyOptions
+from ibprov.verify.perf.routes import Routing, lft_routing
+from ibprov.verify.perf.schedule import Schedule, ScheduleKind, route_schedule
+from ibprov.verify.registry import VerifyOptions
+from ibprov.verify.skeleton import Skeleton
 
-__all__ = ["SECTION", "TITLE", "baseline_results", "check_perf", "dry_run_lines", "live_schedule", "verify_perf"]
+__all__ = [
+    "PERF",
+    "SECTION",
+    "TITLE",
+    "baseline_results",
+    "check_perf",
+    "dry_run_lines",
+    "live_schedule",
+    "verify_perf",
+]
 
 TITLE = "Performance (RDMA perftest, TCP probe)"
+OVER_SSH = "each node (SSH)"  # where perf collects
+
+
+def perf_notes(plan: PerfPlan, obs: PerfObservation) -> list[str]:
+    """What the report notes: the twin's missing data path, why runs were skipped, an interruption."""
+    notes = []
+    if plan.twin:
+        notes.append(
+            "the twin has no RDMA data path: perftest is skipped on nodes without an RDMA device; the TCP "
+            "probe runs over the twin's container network, not IPoIB"
+        )
+    reasons = Counter(r.reason for r in obs.runs if r.status == "skipped")
+    notes += [f"skipped: {reason} ({n} perftest run{'s' * (n != 1)})" for reason, n in sorted(reasons.items())]
+    if obs.interrupted:
+        notes.append("interrupted (Ctrl-C): the runs not done are skipped; every server started was stopped")
+    return notes
+
+
+PERF: Skeleton[PerfPlan, PerfObservation] = Skeleton(
+    "perf", TITLE, FAMILIES, SCHEMA, facts=perf_facts, notes=perf_notes
+)
 
 
 def verify_perf(
     loaded: LoadedSpec, remote: Remote, plan: PerfPlan, *, routes: str = "", notes: list[str] | None = None
 ) -> SectionReport:
     """Run ``plan`` through ``remote`` and judge it."""
-    started = utc_now_text()
-    t0 = time.monotonic()
-    obs = collect(plan, remote, routes=routes)
-    return check_perf(plan, obs, started=started, duration=time.monotonic() - t0, notes=notes or [])
+    return PERF.run(lambda: (plan, collect(plan, remote, routes=routes)), collected_from=OVER_SSH, notes=notes or [])
 
 
 def check_perf(
@@ -50,39 +78,16 @@ def check_perf(
     *,
     started: str = "",
     duration: float = 0.0,
-    collected_from: str = "each node (SSH)",
+    collected_from: str = OVER_SSH,
     notes: list[str] | tuple[str, ...] = (),
 ) -> SectionReport:
     """The section report of one observation against the plan (no I/O)."""
-    all_notes = list(notes)
-    if plan.twin:
-        all_notes.append(
-            "the twin has no RDMA data path: perftest is skipped on nodes without an RDMA device; the TCP "
-            "probe runs over the twin's container network, not IPoIB"
-        )
-    reasons = Counter(r.reason for r in obs.runs if r.status == "skipped")
-    all_notes += [f"skipped: {reason} ({n} perftest run{'s' * (n != 1)})" for reason, n in sorted(reasons.items())]
-    if obs.interrupted:
-        all_notes.append("interrupted (Ctrl-C): the runs not done are skipped; every server started was stopped")
-    return SectionReport(
-        name="perf",
-        title=TITLE,
-        collected_from=collected_from,
-        started=started,
-        duration_seconds=duration,
-        checks=run_checks(FAMILIES, plan, obs),
-        facts=perf_facts(plan, obs),
-        notes=tuple(all_notes),
-    )
+    return PERF.report(plan, obs, started=started, duration=duration, collected_from=collected_from, notes=notes)
 
 
 def live_schedule(loaded: LoadedSpec, runner: Runner) -> tuple[Schedule, Routing, str]:
     """The route-aware schedule from the LFTs the SM programmed (``ibnetdiscover`` and ``dump_lfts -n``
     through ``runner``); raises ValueError with why when they cannot be read."""
-    from ibprov.probes import ibnetdiscover, lfts
-    from ibprov.verify.perf.routes import lft_routing
-    from ibprov.verify.perf.schedule import route_schedule
-
     topo, dump = runner.run_batch([ibnetdiscover.argv(), lfts.argv()], parallel=True)
     for result in (topo, dump):
         if result.returncode != 0:
@@ -100,7 +105,7 @@ def dry_run_lines(
     would; the plan's routes when they cannot be read, with why); else from the plan."""
     kind = kind or loaded.spec.acceptance.pairs
     notes: list[str] = []
-    if kind == "route-aware" and options is not None and (options.target == "twin" or options.via is not None):
+    if kind == "route-aware" and options is not None and (options.target is not None or options.via is not None):
         schedule, routing, notes = _route_aware_live(loaded, options)
     else:
         schedule, routing = schedule_for(loaded, kind)
@@ -117,8 +122,6 @@ def dry_run_lines(
 def _route_aware_live(loaded: LoadedSpec, options: VerifyOptions) -> tuple[Schedule, Routing, list[str]]:
     """The route-aware schedule from the LFTs read where the fabric diags run; the plan's when they cannot be
     read (and a note saying why)."""
-    from ibprov.verify.fabric.commands import diag_runner
-
     runner, _limits = diag_runner(loaded, options)
     try:
         schedule, routing, _routes = live_schedule(loaded, runner)
@@ -150,26 +153,24 @@ def save_baseline(report: SectionReport, cluster: str, path: Path) -> int:
 
 
 def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionReport:
-    """The section as the CLI runs it: the spec's nodes over SSH (or the twin rack's containers)."""
+    """The section as the CLI runs it: the spec's nodes over SSH (or the target's hosts)."""
     kind: ScheduleKind = options.pairs or loaded.spec.acceptance.pairs  # type: ignore[assignment]
     baseline: Baseline | None = load_baseline(options.baseline) if options.baseline is not None else None
-    twin = options.target == "twin"
-    nodes = [(n.name, n.address or n.name, n.user or loaded.spec.cluster.ssh_user) for n in loaded.spec.nodes]
+    target = options.target
     notes: list[str] = []
-    if twin:
-        from ibprov.twin.rack import load_state
-
-        state = load_state(loaded)
+    if target is not None:
+        names = [n.name for n in loaded.spec.nodes]
         targets = ssh_targets(
-            [(n, state.nodes[n].address, "root") for n, _a, _u in nodes if n in state.nodes], state.ssh_config
+            [(n, target.hosts[n], target.user) for n in names if n in target.hosts], target.ssh_config
         )
-        boxless = [n for n, _a, _u in nodes if n not in state.nodes]
+        boxless = [n for n in names if n not in target.hosts]
         if boxless:
             notes.append(
                 f"{len(boxless)} node(s) are simulated HCAs only on the twin (no container): {', '.join(boxless)}"
             )
     else:
-        targets = ssh_targets(nodes)
+        spec = loaded.spec
+        targets = ssh_targets((n.name, n.address or n.name, n.user or spec.cluster.ssh_user) for n in spec.nodes)
     routes = ""
     if kind == "route-aware":  # from the LFTs the SM programmed, read where the fabric diags run
         schedule, routing, why = _route_aware_live(loaded, options)
@@ -177,7 +178,7 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionRe
         notes += why
     else:
         schedule, routing = schedule_for(loaded, kind)
-    plan = build_perf_plan(loaded, schedule, twin=twin, routing=routing, baseline=baseline)
+    plan = build_perf_plan(loaded, schedule, twin=target is not None, routing=routing, baseline=baseline)
     remote = SshRemote(targets)
     try:
         return verify_perf(loaded, remote, plan, routes=routes, notes=notes)
@@ -185,4 +186,4 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionRe
         remote.close()
 
 
-SECTION = Section(name="perf", title=TITLE, families=FAMILIES, facts_schema=SCHEMA, run=_run)
+SECTION = PERF.section(_run)

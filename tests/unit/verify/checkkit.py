@@ -13,10 +13,10 @@ from ibprov.clusterspec import LoadedSpec, load_spec, load_spec_text
 from ibprov.clusterspec.types import Endpoint
 from ibprov.identity.guids import GuidBook
 from ibprov.report.model import Finding
-from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.observation import LinkState, Observation, ObservedLink, ObservedNode, ObservedSm, PortRef
 from ibprov.verify.fabric.plan import Plan, build_plan
+from ibprov.verify.judge import run_checks
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 ACTIVE = LinkState("Active", "LinkUp")

@@ -62,8 +62,8 @@ def test_congestion_counters_during_the_soak_fail_only_above_their_threshold() -
 
 
 def test_without_a_soak_there_is_no_soak_check_object() -> None:
-    from ibprov.verify.checking import run_checks
     from ibprov.verify.fabric.checks import FAMILIES
+    from ibprov.verify.judge import run_checks
 
     (soak,) = [r for r in run_checks(FAMILIES, RACK, perfect(RACK)) if r.id == "counters.soak_rate"]
     assert soak.objects == ()

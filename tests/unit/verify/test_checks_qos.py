@@ -3,9 +3,9 @@ from __future__ import annotations
 from checkkit import example, findings, pairs, perfect, plan_of
 
 from ibprov.clusterspec.types import Endpoint
-from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.checks.qos import arb_matches
+from ibprov.verify.judge import run_checks
 
 PLAN = plan_of(example("qos-partitions"))  # sl2vl 0..7,0..6,15; vlarb_high 2:64; vlarb_low 0:32,1:64,...
 NODE02 = PLAN.port_guids[Endpoint("node02", "mlx5_0", 1)] or 0

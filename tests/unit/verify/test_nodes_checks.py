@@ -8,7 +8,7 @@ from nodekit import IPOIB, healthy_host, healthy_rack, ib_facts, probe_stdout, r
 
 from ibprov.report.model import Finding, Severity
 from ibprov.run.adhoc import HostOutcome
-from ibprov.verify.checking import catalogue
+from ibprov.verify.judge import catalogue
 from ibprov.verify.nodes.checks import FAMILIES, version_matches
 from ibprov.verify.nodes.collect import observe_host
 from ibprov.verify.nodes.observation import HostObservation

@@ -14,7 +14,7 @@ from nodekit import RACK, healthy_host, healthy_rack
 
 from ibprov.cli import cli
 from ibprov.verify.nodes.observation import HostObservation
-from ibprov.verify.sections import report_schema
+from ibprov.verify.registry import report_schema
 
 
 def run(*args: str) -> Result:

@@ -99,7 +99,7 @@ def test_via_runs_through_ansible_on_the_named_node(monkeypatch: pytest.MonkeyPa
 
 def test_a_spec_error_still_writes_report_json_and_junit_with_the_problems(tmp_path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    from ibprov.verify.sections import report_schema
+    from ibprov.verify.registry import report_schema
 
     out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
     result = run("--fabric", str(tmp_path / "missing.yaml"), "--json", str(out_json), "--junit", str(out_xml))

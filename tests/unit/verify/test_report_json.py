@@ -11,7 +11,7 @@ from ibprov.clusterspec.types import Endpoint
 from ibprov.report import SCHEMA_VERSION, Report, SectionReport, to_dict, to_json
 from ibprov.verify.fabric.observation import PortRef
 from ibprov.verify.fabric.section import check_observation
-from ibprov.verify.sections import report_schema
+from ibprov.verify.registry import report_schema
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "verify.md"
 RACK = plan_of(example("rack"))

@@ -6,7 +6,7 @@ from collections import Counter
 from test_report_json import clean_report, report_with_findings
 
 from ibprov.report import to_junit
-from ibprov.verify.checking import catalogue
+from ibprov.verify.judge import catalogue
 from ibprov.verify.fabric.checks import FAMILIES
 
 

@@ -17,9 +17,9 @@ from ibprov.cli import cli
 from ibprov.report import Report, to_dict, to_junit
 from ibprov.report.console import facts_lines
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check, CheckFamily, catalogue, run_checks
+from ibprov.verify.judge import Check, CheckFamily, catalogue, run_checks
 from ibprov.verify.nodes.section import check_nodes
-from ibprov.verify.sections import (
+from ibprov.verify.registry import (
     SECTIONS,
     VerifyOptions,
     load_section,
@@ -72,7 +72,7 @@ def test_every_registered_section_loads_with_unique_check_ids_and_a_facts_schema
 
 def test_the_registry_is_import_light_so_the_discovery_starts_before_the_spec_loads() -> None:
     code = (
-        "import sys; import ibprov.verify.sections, ibprov.verify.fabric.commands; "
+        "import sys; import ibprov.verify.registry, ibprov.verify.fabric.commands; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'yaml', 'ansible_runner')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
@@ -81,10 +81,11 @@ def test_the_registry_is_import_light_so_the_discovery_starts_before_the_spec_lo
 
 def test_options_belong_to_the_sections_that_read_them() -> None:
     fabric, nodes = section_info("fabric"), section_info("nodes")
-    options = VerifyOptions(via="sm01", inventory=Path("inv"))
-    assert misplaced_options([fabric, nodes], options) == {}
-    assert misplaced_options([nodes], options) == {"via": ["fabric", "perf"]}
-    assert misplaced_options([fabric], options) == {"inventory": ["nodes", "mpi"]}
+    given = VerifyOptions(via="sm01", inventory=Path("inv")).given()
+    assert misplaced_options([fabric, nodes], given) == {}
+    assert misplaced_options([nodes], given) == {"via": ["fabric", "perf"]}
+    assert misplaced_options([fabric], given) == {"inventory": ["nodes", "mpi"]}
+    assert misplaced_options([fabric], ["target"]) == {}, "every section runs on the target"
     assert VerifyOptions().given() == []
 
 

@@ -23,7 +23,7 @@ from ibprov.verify.fabric.plan import build_plan
 from ibprov.verify.fabric.section import check_observation
 from ibprov.verify.nodes.plan import build_node_plan
 from ibprov.verify.nodes.section import check_nodes
-from ibprov.verify.sections import report_schema
+from ibprov.verify.registry import report_schema
 
 SIMULATED = {Speed.SDR, Speed.DDR, Speed.QDR, Speed.FDR, Speed.EDR, Speed.HDR}
 OPTION = {Width.X1: "w=1", Width.X2: "w=16", Width.X4: "w=2", Width.X8: "w=4", Width.X12: "w=8"}

@@ -5,11 +5,11 @@ from __future__ import annotations
 from ibprov.clusterspec.types import Endpoint
 from ibprov.identity.guids import fmt_guid
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.matching import classify, end_name
 from ibprov.verify.fabric.checks.objects import fabric_only, planned_cables
 from ibprov.verify.fabric.observation import Observation
 from ibprov.verify.fabric.plan import Plan, endpoint_name
+from ibprov.verify.judge import Check
 
 __all__ = ["CHECKS", "check"]
 

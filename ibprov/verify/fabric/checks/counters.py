@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.objects import seen_ports
 from ibprov.verify.fabric.observation import Observation, PortRef
 from ibprov.verify.fabric.plan import Plan, port_name
+from ibprov.verify.judge import Check
 
 __all__ = ["CHECKS", "LINK_HEALTH", "check"]
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.objects import fabric_only
 from ibprov.verify.fabric.observation import Observation
 from ibprov.verify.fabric.plan import Plan, port_name
+from ibprov.verify.judge import Check
 
 __all__ = ["CHECKS", "check"]
 

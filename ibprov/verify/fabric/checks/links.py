@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from ibprov.clusterspec.topology import PlannedLink
 from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.matching import classify, planned_ref
 from ibprov.verify.fabric.checks.objects import planned_cables
 from ibprov.verify.fabric.observation import LinkState, Observation, ObservedLink
 from ibprov.verify.fabric.plan import Plan, endpoint_name
+from ibprov.verify.judge import Check
 
 __all__ = ["CHECKS", "check"]
 

@@ -1,4 +1,4 @@
-"""What the fabric checks examine: the object lists each :class:`~ibprov.verify.checking.Check` declares."""
+"""What the fabric checks examine: the object lists each :class:`~ibprov.verify.judge.Check` declares."""
 
 from __future__ import annotations
 

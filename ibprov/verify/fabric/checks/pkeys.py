@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 from ibprov.clusterspec.pkey import PKey
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.objects import planned_ca_ports
 from ibprov.verify.fabric.observation import Observation
 from ibprov.verify.fabric.plan import Plan, endpoint_name
+from ibprov.verify.judge import Check
 
 __all__ = ["CHECKS", "check"]
 

@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 
 from ibprov.clusterspec.model import QosTables
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check
 from ibprov.verify.fabric.observation import Observation, PortRef
 from ibprov.verify.fabric.plan import Plan, endpoint_name
+from ibprov.verify.judge import Check
 
 __all__ = ["CHECKS", "arb_matches", "check", "port_class", "switch_port_name"]
 

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from ibprov.clusterspec.topology import RailPlan, rail_plan
 from ibprov.clusterspec.types import Endpoint
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check
 from ibprov.verify.fabric.observation import Observation, PortRef
 from ibprov.verify.fabric.plan import Plan, endpoint_name
+from ibprov.verify.judge import Check
 
 __all__ = ["CHECKS", "check"]
 

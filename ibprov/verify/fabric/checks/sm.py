@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from ibprov.identity.guids import fmt_guid
 from ibprov.report.model import Finding, Severity
-from ibprov.verify.checking import Check
 from ibprov.verify.fabric.checks.objects import fabric_only
 from ibprov.verify.fabric.observation import Observation, ObservedSm
 from ibprov.verify.fabric.plan import Plan, PlannedSm, endpoint_name, port_name
+from ibprov.verify.judge import Check
 
 __all__ = ["CHECKS", "check", "planned_instance", "sm_name"]
 

@@ -8,13 +8,13 @@ from pathlib import Path
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.clusterspec.types import Endpoint
 from ibprov.identity.guids import GuidBook
-from ibprov.verify.checking import run_checks
 from ibprov.verify.fabric.checks import FAMILIES
 from ibprov.verify.fabric.checks.qos import port_class, switch_port_name
 from ibprov.verify.fabric.collect import switch_qos_ports
 from ibprov.verify.fabric.observation import Observation, ObservedLink, ObservedNode, PortRef
 from ibprov.verify.fabric.plan import Plan, build_plan
 from ibprov.verify.fabric.section import check_observation
+from ibprov.verify.judge import run_checks
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "examples"
 QOS = """

@@ -189,7 +189,7 @@ def test_on_the_twin_the_fall_back_is_expected_and_the_tcp_numbers_are_shown_not
     init = MpiRun(
         "configured", "mpi4py.bench ringtest", "failed", "latency run: [cn01:01289] PML ucx cannot be selected"
     )
-    report = check_mpi(plan, MpiObservation(hosts, (init, ring_tcp_run())), benchmark="mpi4py.bench ringtest")
+    report = check_mpi(plan, MpiObservation(hosts, (init, ring_tcp_run())))
     assert [f for c in report.checks for f in c.findings] == []
     by_id = {c.id: c for c in report.checks}
     assert by_id["mpi.verbs_transports"].status == "skipped"
@@ -202,6 +202,7 @@ def test_on_the_twin_the_fall_back_is_expected_and_the_tcp_numbers_are_shown_not
         "selected): mpi.forbid_tcp leaves no transport to MPI and the twin's containers have no RDMA device"
     }
     assert by_id["mpi.run"].objects == ("cn01 -> cn02 (as configured)", "cn01 -> cn02 (forced onto TCP)")
+    assert report.facts.benchmark == "mpi4py.bench ringtest", "the benchmark the pair's tools run (no OSU here)"
     lines = report.facts.lines()
     assert lines[2].startswith("as configured: failed: latency run: [cn01:01289] PML ucx cannot be selected")
     assert lines[3] == "forced onto TCP: 17579.50 us (8 B)"  # what was measured, and nothing else

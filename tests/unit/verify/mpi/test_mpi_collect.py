@@ -18,7 +18,7 @@ from ibprov.verify.mpi.collect import FORCE_TCP, mpirun_script, observe_host, ob
 from ibprov.verify.mpi.observation import HostMpi, MpiRun, Transport
 from ibprov.verify.mpi.plan import MpiPlan
 from ibprov.verify.mpi.section import verify_mpi
-from ibprov.verify.sections import load_section, report_schema, section_info
+from ibprov.verify.registry import load_section, report_schema, section_info
 
 PLAN = plan_of()
 

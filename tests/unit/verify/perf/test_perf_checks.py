@@ -264,7 +264,7 @@ def test_a_perf_report_with_failures_skips_and_tcp_results_matches_the_published
 
     from ibprov.report import Report
     from ibprov.report.json_report import to_dict
-    from ibprov.verify.sections import report_schema
+    from ibprov.verify.registry import report_schema
 
     plan = plan_of()
     runs = [replace(r, status="skipped", value=None, reason="no RDMA device on b1") if "b1/" in str(r.pair) else r

@@ -3,9 +3,10 @@ generator (the checks catalogue).
 
 A section is a package under ``ibprov/verify/`` with the same four parts: collect (commands and pure
 parsers, in :mod:`ibprov.probes`), an observation (plain data), checks (pure: plan x observation ->
-findings, declared in :class:`~ibprov.verify.checking.CheckFamily`) and an entry point, a module that
-defines ``SECTION`` (a :class:`Section`). Adding a section is one :class:`SectionInfo` line here and one
-package; no other section changes.
+findings, declared in :class:`~ibprov.verify.judge.CheckFamily`) and an entry point, a ``section.py`` that
+fills in the one skeleton (:class:`~ibprov.verify.skeleton.Skeleton`) and defines ``SECTION`` (a
+:class:`Section`). Adding a section is one :class:`SectionInfo` line here and one package; no other section
+changes.
 
 This module is import-light (the CLI reads it for ``--help`` and starts a section's :attr:`~SectionInfo.prestart`
 before it loads the spec); a section's module is imported only when it runs or is documented.
@@ -15,15 +16,19 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ibprov.report.failure import ERROR_SCHEMA
+from ibprov.report.json_report import report_schema as compose
+from ibprov.report.model import Report, SectionReport, utc_now_text
+from ibprov.verify.judge import Check, CheckFamily, catalogue
+
 if TYPE_CHECKING:
     from ibprov.clusterspec import LoadedSpec
-    from ibprov.report.model import Report, SectionReport
-    from ibprov.verify.checking import Check, CheckFamily
+    from ibprov.verify.target import VerifyTarget
 
 __all__ = [
     "SECTIONS",
@@ -50,7 +55,7 @@ class VerifyOptions:
     synthetic_guids: bool = False  # fabric: the fabric is the twin
     inventory: Path | None = None  # nodes: the Ansible inventory that reaches the hosts
     twin_limits: Path | None = None  # the fabric is the twin: its twin-limits.json (or the directory)
-    target: str | None = None  # "twin": the twin rack (`ibprov twin up`) instead of the spec's hosts
+    target: VerifyTarget | None = None  # where every section runs (--target, resolved); None: the spec's hosts
     contrast_tcp: bool = False  # mpi: also run the MPI benchmark forced onto TCP, shown beside the fabric's
     pairs: str | None = None  # perf: the pair schedule (default: the spec's acceptance.pairs)
     baseline: Path | None = None  # perf: flag results worse than this baseline file
@@ -91,8 +96,6 @@ class Section:
 
     @property
     def checks(self) -> tuple[Check[Any, Any], ...]:
-        from ibprov.verify.checking import catalogue
-
         return catalogue(self.families)
 
 
@@ -147,10 +150,11 @@ def _function(path: str) -> Callable[..., Any]:
     return function
 
 
-def misplaced_options(infos: Sequence[SectionInfo], options: VerifyOptions) -> dict[str, list[str]]:
-    """Option -> the sections that read it, for every given option no selected section reads."""
+def misplaced_options(infos: Sequence[SectionInfo], given: Iterable[str]) -> dict[str, list[str]]:
+    """Option -> the sections that read it, for every ``given`` option (:meth:`VerifyOptions.given`, and
+    ``target`` when one was named) that no selected section reads."""
     wanted = {o for info in infos for o in info.options}
-    return {name: [i.name for i in SECTIONS if name in i.options] for name in options.given() if name not in wanted}
+    return {name: [i.name for i in SECTIONS if name in i.options] for name in given if name not in wanted}
 
 
 def prestart(info: SectionInfo, options: VerifyOptions) -> Started | None:
@@ -168,8 +172,6 @@ def run_sections(
     started: Mapping[str, Started | None] | None = None,
 ) -> Report:
     """Run each section in order against ``loaded`` and put their reports together."""
-    from ibprov.report.model import Report, utc_now_text
-
     stamp, t0 = utc_now_text(), time.monotonic()
     parts = [load_section(i).run(loaded, options, (started or {}).get(i.name)) for i in infos]
     return Report.from_sections(
@@ -183,9 +185,6 @@ def run_sections(
 
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of report.json for every registered section."""
-    from ibprov.report.failure import ERROR_SCHEMA
-    from ibprov.report.json_report import report_schema as compose
-
     schema = compose({info.name: load_section(info).facts_schema for info in SECTIONS})
     head = {k: schema.pop(k) for k in ("$schema", "title")}
     return {**head, "oneOf": [schema, ERROR_SCHEMA]}
