@@ -4,6 +4,7 @@ pool hands them. The rules check these (:mod:`ibprov.clusterspec.rules.ipoib`); 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_address
 
 from ibprov.clusterspec.members import ALL_PORTS, index_of, partition_ports
@@ -11,7 +12,7 @@ from ibprov.clusterspec.model import ClusterSpec, IpoibInterface
 from ibprov.clusterspec.pkey import PKey
 from ibprov.clusterspec.rails import Port, rail_ports
 
-__all__ = ["interface_name", "ipoib_nodes", "ipoib_pool", "pool_start"]
+__all__ = ["PlannedInterface", "interface_name", "ipoib_nodes", "ipoib_pool", "planned_interfaces", "pool_start"]
 
 
 def interface_name(spec: ClusterSpec, iface: IpoibInterface) -> str:
@@ -71,4 +72,49 @@ def ipoib_pool(iface: IpoibInterface, nodes: list[str]) -> list[IPv4Address | IP
         if addr not in taken:
             out.append(addr)
         cur += 1
+    return out
+
+
+@dataclass(frozen=True)
+class PlannedInterface:
+    """One IPoIB interface on one node, as the spec plans it: what render writes (ib_ipoib_interfaces) and
+    verify expects to find."""
+
+    name: str  # ib0, ib0.8010
+    parent: str
+    pkey: PKey | None  # the child's P_Key (a full member); None: the parent link (the Default partition)
+    mode: str  # datagram, connected
+    mtu: int
+    address: str  # as the spec writes a fixed one, or the pool's
+    prefixlen: int
+
+    @property
+    def cidr(self) -> str:
+        return f"{self.address}/{self.prefixlen}"
+
+
+def planned_interfaces(spec: ClusterSpec) -> dict[str, list[PlannedInterface]]:
+    """node -> its IPoIB interfaces in spec order. An interface goes to the members of its partition that have
+    its port: with ``rail``, only the nodes with a port of that rail (the pool hands its addresses to those
+    alone); fixed addresses first, the pool fills in the rest."""
+    pkeys = {p.name: PKey(p.pkey, full=True) for p in spec.partitions}  # a child interface is a full member
+    out: dict[str, list[PlannedInterface]] = {}
+    for iface in spec.ipoib:
+        need = [name for name in ipoib_nodes(spec, iface) if name not in iface.addresses]
+        addresses = {name: str(a) for name, a in iface.addresses.items()}
+        addresses.update(zip(need, map(str, ipoib_pool(iface, need)), strict=True))
+        name, pkey = interface_name(spec, iface), pkeys.get(iface.partition)
+        for node in spec.nodes:
+            if node.name in addresses:
+                out.setdefault(node.name, []).append(
+                    PlannedInterface(
+                        name,
+                        iface.parent,
+                        pkey,
+                        iface.mode,
+                        iface.effective_mtu,
+                        addresses[node.name],
+                        iface.subnet.prefixlen,
+                    )
+                )
     return out

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
-from ibprov.clusterspec.ipoib import interface_name, ipoib_nodes, ipoib_pool
-from ibprov.clusterspec.pkey import PKey
+from ibprov.clusterspec.ipoib import planned_interfaces
 from ibprov.clusterspec.types import NON_HOST_GROUPS
 
 
@@ -78,27 +77,18 @@ def mpi_vars(loaded: LoadedSpec) -> dict[str, Any]:
 
 
 def ipoib_vars(loaded: LoadedSpec) -> dict[str, list[dict[str, Any]]]:
-    """host -> ib_ipoib_interfaces. An interface goes to the members of its partition that have its port: with
-    ``rail``, only the nodes with a port of that rail (the pool hands its addresses to those alone)."""
-    spec = loaded.spec
-    pkeys = {p.name: PKey(p.pkey, full=True) for p in spec.partitions}  # a child interface is a full member
-    out: dict[str, list[dict[str, Any]]] = {}
-    for iface in spec.ipoib:
-        need = [name for name in ipoib_nodes(spec, iface) if name not in iface.addresses]
-        addresses = dict(iface.addresses)
-        addresses.update(zip(need, ipoib_pool(iface, need), strict=True))
-        pkey = pkeys.get(iface.partition)
-        for node in spec.nodes:
-            if node.name not in addresses:
-                continue
-            out.setdefault(node.name, []).append(
-                {
-                    "name": interface_name(spec, iface),
-                    "parent": iface.parent,
-                    "pkey": pkey.wire if pkey is not None else None,
-                    "mode": iface.mode,
-                    "mtu": iface.effective_mtu,
-                    "address": f"{addresses[node.name]}/{iface.subnet.prefixlen}",
-                }
-            )
-    return out
+    """host -> ib_ipoib_interfaces (:func:`~ibprov.clusterspec.ipoib.planned_interfaces`, as the role takes them)."""
+    return {
+        node: [
+            {
+                "name": i.name,
+                "parent": i.parent,
+                "pkey": i.pkey.wire if i.pkey is not None else None,
+                "mode": i.mode,
+                "mtu": i.mtu,
+                "address": i.cidr,
+            }
+            for i in interfaces
+        ]
+        for node, interfaces in planned_interfaces(loaded.spec).items()
+    }

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.ipoib import planned_interfaces
 from ibprov.clusterspec.types import NON_HOST_GROUPS, Endpoint
 from ibprov.clusterspec.units import data_rate_gbps
 from ibprov.identity.guids import PLACEHOLDER_DEVICE as PLACEHOLDER
 from ibprov.identity.guids import GuidBook
-from ibprov.render.inventory import ipoib_vars
 from ibprov.twinnet.limits import TwinLimits
 
 __all__ = ["NodePlan", "PlannedPort", "build_node_plan", "ping_commands"]
@@ -135,9 +135,7 @@ def build_node_plan(
                 )
     names = {n.name for n in nodes}
     ipoib = {
-        host: {str(i["name"]): str(i["address"]) for i in ifaces}
-        for host, ifaces in ipoib_vars(loaded).items()
-        if host in names
+        host: {i.name: i.cidr for i in ifaces} for host, ifaces in planned_interfaces(spec).items() if host in names
     }
     return NodePlan(
         cluster=spec.cluster.name,

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.ipoib import planned_interfaces
 from ibprov.clusterspec.types import Endpoint
 from ibprov.clusterspec.units import data_rate_gbps
-from ibprov.render.inventory import ipoib_vars
 from ibprov.verify.perf import schedule
 from ibprov.verify.perf.baseline import Baseline
 from ibprov.verify.perf.routes import LinkDirection, Routing, planned_routing
@@ -175,12 +175,11 @@ def _tcp_plan(loaded: LoadedSpec) -> TcpPlan:
     acc = loaded.spec.acceptance
     addresses: dict[str, str] = {}
     interface = ""
-    for node, interfaces in ipoib_vars(loaded).items():
-        if interfaces:
-            first = interfaces[0]
-            interface = interface or str(first["name"])
-            if first["name"] == interface:
-                addresses[node] = str(first["address"]).partition("/")[0]
+    for node, interfaces in planned_interfaces(loaded.spec).items():
+        first = interfaces[0]
+        interface = interface or first.name
+        if first.name == interface:
+            addresses[node] = first.address
     return TcpPlan(acc.tcp_probe, acc.tcp_probe_seconds, acc.tcp_min_gbps, addresses, interface)
 
 
