@@ -9,8 +9,8 @@ from ipaddress import IPv4Address, IPv6Address, ip_address
 
 from ibprov.clusterspec.members import ALL_PORTS, index_of, partition_ports
 from ibprov.clusterspec.model import ClusterSpec, IpoibInterface
-from ibprov.clusterspec.pkey import PKey
 from ibprov.clusterspec.rails import Port, rail_ports
+from ibprov.pkey import PKey
 
 __all__ = ["PlannedInterface", "interface_name", "ipoib_nodes", "ipoib_pool", "planned_interfaces", "pool_start"]
 

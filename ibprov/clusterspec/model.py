@@ -18,13 +18,6 @@ from pydantic import (
     model_validator,
 )
 
-from ibprov.clusterspec.pkey import (
-    DEFAULT_BASE,
-    FULL_MEMBER_BIT,
-    MAX_PARTITION_BASE,
-    MIN_PARTITION_BASE,
-    is_valid_partition_base,
-)
 from ibprov.clusterspec.types import (
     PATTERN_WORDS,
     Description,
@@ -49,6 +42,13 @@ from ibprov.clusterspec.types import (
     parse_endpoint,
 )
 from ibprov.clusterspec.units import IPOIB_MTU_MAX, MTU_CODE, RATE_CODE, Speed, Width
+from ibprov.pkey import (
+    DEFAULT_BASE,
+    FULL_MEMBER_BIT,
+    MAX_PARTITION_BASE,
+    MIN_PARTITION_BASE,
+    is_valid_partition_base,
+)
 
 Membership = Literal["full", "limited", "both"]
 RailLayout = Literal["node-grouped", "rail-optimized"]

@@ -14,10 +14,10 @@ from typing import Literal, NamedTuple
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.members import index_of
 from ibprov.clusterspec.model import ClusterSpec, Member, Membership, Partition
-from ibprov.clusterspec.pkey import DEFAULT_BASE, PKey
 from ibprov.clusterspec.positions import Path
 from ibprov.clusterspec.rails import rail_ports
 from ibprov.identity.guids import GuidBook
+from ibprov.pkey import DEFAULT_BASE, PKey
 
 __all__ = [
     "PartitionMember",

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ibprov.clusterspec import pkey
-from ibprov.clusterspec.pkey import PKey
+from ibprov import pkey
+from ibprov.pkey import PKey
 from ibprov.probes._text import ParseError, lines
 
 TOOL = "pkeytables"
 # the probe's one import of ibprov: replaced by the module's own source (standard library only) when sent
-_PKEY_IMPORT = "\nfrom ibprov.clusterspec.pkey import PKey\n"
+_PKEY_IMPORT = "\nfrom ibprov.pkey import PKey\n"
 
 
 @dataclass(frozen=True)
@@ -32,12 +32,12 @@ class PortPkeys:
 
 @cache
 def probe_source() -> str:
-    """The probe as it is sent: stand-alone, the P_Key definition of ibprov/clusterspec/pkey.py inlined."""
+    """The probe as it is sent: stand-alone, the P_Key definition of ibprov/pkey.py inlined."""
     probe = Path(__file__).with_name("pkeytables_probe.py").read_text()
     if probe.count(_PKEY_IMPORT) != 1:
         raise RuntimeError(f"pkeytables_probe.py should import the P_Key once, as {_PKEY_IMPORT.strip()!r}")
     inlined = Path(pkey.__file__).read_text()
-    return probe.replace(_PKEY_IMPORT, f"\n# --- ibprov/clusterspec/pkey.py ---\n{inlined}# ---\n", 1)
+    return probe.replace(_PKEY_IMPORT, f"\n# --- ibprov/pkey.py ---\n{inlined}# ---\n", 1)
 
 
 def argv(targets: Sequence[tuple[int, int, int | None]], python: str = "python3") -> tuple[str, ...]:

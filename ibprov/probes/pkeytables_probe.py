@@ -1,7 +1,7 @@
 """Stand-alone probe (Python standard library + libibmad.so.5 only): PKey tables of many ports in one process.
 
 Sent as ``python3 -c <this file> LID:PORT[:CAP] ...`` to the host that collects (locally or through Ansible),
-where ibprov is not installed: its one import of ibprov, the P_Key (ibprov/clusterspec/pkey.py, standard
+where ibprov is not installed: its one import of ibprov, the P_Key (ibprov/pkey.py, standard
 library only), is replaced by that module's source when it is sent (ibprov.probes.pkeytables.probe_source),
 so the host reads table entries with verify's own definition. It issues the SubnGet(NodeInfo) and
 SubnGet(P_KeyTable) SMPs `smpquery pkeys` would, through infiniband-diags' own libibmad; with CAP (the
@@ -14,7 +14,7 @@ PartitionCap of a CA port, known from the fabric cache) it skips the NodeInfo. O
 import ctypes
 import sys
 
-from ibprov.clusterspec.pkey import PKey
+from ibprov.pkey import PKey
 
 IB_SMI_CLASS = 0x01
 IB_SMI_DIRECT_CLASS = 0x81

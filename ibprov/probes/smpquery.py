@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ibprov.clusterspec.pkey import PKey
+from ibprov.pkey import PKey
 from ibprov.probes._text import ParseError, lines
 
 __all__ = [

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
-from ibprov.clusterspec.pkey import MAX_PARTITION_BASE, MIN_PARTITION_BASE, PKey
 from ibprov.clusterspec.types import Endpoint, parse_endpoint
 from ibprov.clusterspec.units import Speed, Width
 from ibprov.identity.guids import GuidBook, fmt_guid
+from ibprov.pkey import MAX_PARTITION_BASE, MIN_PARTITION_BASE, PKey
 from ibprov.probes import ibnetdiscover
 from ibprov.twin.rack import CONSOLE_FIFO, RackError, RackState, podman, stop_rogue
 from ibprov.twinnet.limits import stand_in_speed

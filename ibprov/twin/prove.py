@@ -11,9 +11,9 @@ from pathlib import Path
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.model import QosTables
-from ibprov.clusterspec.pkey import PKey
 from ibprov.identity.guids import GuidBook, fmt_guid
 from ibprov.identity.partitions import planned_pkeys
+from ibprov.pkey import PKey
 from ibprov.probes import ParseError, ibnetdiscover, sminfo, smpquery
 from ibprov.probes.runner import LocalRunner
 from ibprov.report.model import Report

@@ -1,5 +1,5 @@
 """The ib_ipoib role's copy of the P_Key contract (its filter plugin cannot import ibprov) agrees with
-ibprov/clusterspec/pkey.py on every 16-bit value: the same constants, partition key, membership, text, IPoIB
+ibprov/pkey.py on every 16-bit value: the same constants, partition key, membership, text, IPoIB
 child name and validity, and the role's filters name, normalise and accept exactly what ibprov renders."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from role_code import load
 
-from ibprov.clusterspec import pkey as ibprov_pkey
-from ibprov.clusterspec.pkey import PKey, is_valid_partition_base
+from ibprov import pkey as ibprov_pkey
+from ibprov.pkey import PKey, is_valid_partition_base
 
 role = load("ib_ipoib", "filter_plugins/ib_ipoib.py", "ib_ipoib_pkey_contract")
 

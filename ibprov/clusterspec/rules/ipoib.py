@@ -11,11 +11,11 @@ from ipaddress import IPv4Address, IPv6Address
 from ibprov.clusterspec.ipoib import interface_name, ipoib_nodes, ipoib_pool, pool_start
 from ibprov.clusterspec.members import index_of
 from ibprov.clusterspec.model import ClusterSpec, IpoibInterface, Partition, Rail
-from ibprov.clusterspec.pkey import DEFAULT_BASE, PKey
 from ibprov.clusterspec.positions import Path, format_path
 from ibprov.clusterspec.rules.findings import Finding, dupes, hint
 from ibprov.clusterspec.rules.rails import unknown_rail
 from ibprov.clusterspec.topology import Topology
+from ibprov.pkey import DEFAULT_BASE, PKey
 
 
 def ipoib_is_consistent(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:

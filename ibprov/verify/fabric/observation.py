@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from ibprov.clusterspec.pkey import PKey
+from ibprov.pkey import PKey
 
 __all__ = [
     "LinkState",

@@ -14,11 +14,11 @@ from types import MappingProxyType
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.model import Hca, QosTables
-from ibprov.clusterspec.pkey import PKey
 from ibprov.clusterspec.topology import PlannedLink
 from ibprov.clusterspec.types import Endpoint
 from ibprov.identity.guids import GuidBook, LockFile, fmt_guid
 from ibprov.identity.partitions import plan_partitions
+from ibprov.pkey import PKey
 from ibprov.twinnet.limits import LinkStandIn, TwinLimits
 from ibprov.verify.fabric.observation import ObservedNode, PortRef
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-# The P_Key contract: the same names, values and meaning as ibprov/clusterspec/pkey.py. The role keeps its own
+# The P_Key contract: the same names, values and meaning as ibprov/pkey.py. The role keeps its own
 # copy because it must run where ibprov is not installed (a role is copied alone onto a controller or into an
 # execution environment, and a filter plugin can import neither ibprov nor a file outside its role);
 # tests/roles/test_pkey_contract.py proves the two agree on every 16-bit value.
@@ -29,7 +29,7 @@ def is_valid_partition_base(base):
 
 
 class PKey(int):
-    """A P_Key table entry (its int value, membership bit included); see ibprov/clusterspec/pkey.py."""
+    """A P_Key table entry (its int value, membership bit included); see ibprov/pkey.py."""
 
     __slots__ = ()
 

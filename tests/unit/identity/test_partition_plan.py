@@ -4,9 +4,9 @@ GUIDs, worked out here by hand; and render's partition variables are built from 
 from __future__ import annotations
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
-from ibprov.clusterspec.pkey import PKey
 from ibprov.identity.guids import GuidBook
 from ibprov.identity.partitions import PartitionMember, plan_partitions, planned_pkeys
+from ibprov.pkey import PKey
 from ibprov.render.sm import build_sm_data
 
 SPEC = """\

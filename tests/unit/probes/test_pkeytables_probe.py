@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ibprov.clusterspec import pkey
+from ibprov import pkey
 from ibprov.probes import pkeytables
 from ibprov.probes.pkeytables import PortPkeys, probe_source
 
@@ -29,7 +29,7 @@ def imports(source: str) -> list[str]:
 
 
 def test_the_sent_probe_carries_the_pkey_module_instead_of_importing_ibprov() -> None:
-    assert "ibprov.clusterspec.pkey" in imports(PROBE.read_text())
+    assert "ibprov.pkey" in imports(PROBE.read_text())
     sent = probe_source()
     assert imports(sent) == ["ctypes", "sys"]
     assert Path(pkey.__file__).read_text() in sent

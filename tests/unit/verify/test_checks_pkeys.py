@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from checkkit import example, findings, pairs, perfect, plan_of
 
-from ibprov.clusterspec.pkey import PKey
 from ibprov.clusterspec.types import Endpoint
+from ibprov.pkey import PKey
 from ibprov.report.model import Severity
 
 PLAN = plan_of(example("qos-partitions"))

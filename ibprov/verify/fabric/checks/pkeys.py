@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ibprov.clusterspec.pkey import PKey
+from ibprov.pkey import PKey
 from ibprov.report.model import Finding, Severity
 from ibprov.verify.fabric.checks.objects import planned_ca_ports
 from ibprov.verify.fabric.observation import Observation

@@ -1,9 +1,11 @@
-"""The P_Key: one 16-bit entry of a port's P_Key table, a 15-bit partition key (its base) and the
-full-member bit. A full member of a partition reaches every member; a limited member reaches full members
-only. ``PKey(0x0010, full=True)`` is the entry 0x8010, ``PKey.from_wire(0x0010)`` the limited 0x0010.
+"""The P_Key, the spec's vocabulary on the bottom floor (beside the errors): one 16-bit entry of a port's P_Key
+table, a 15-bit partition key (its base) and the full-member bit. A full member of a partition reaches every
+member; a limited member reaches full members only. ``PKey(0x0010, full=True)`` is the entry 0x8010,
+``PKey.from_wire(0x0010)`` the limited 0x0010.
 
 This is the one place in ibprov that writes the full-member bit and the base mask. It imports nothing (not
-even from ibprov) and keeps to Python 3.6 syntax: ibprov.probes.pkeytables sends this file's source to
+even from ibprov, so that a diag parser or the CLI's early discovery reads P_Keys without loading the spec's
+models) and keeps to Python 3.6 syntax: ibprov.probes.pkeytables sends this file's source to
 the hosts inside the PKey-table probe (pkeytables_probe.py), whose python3 may be a distribution's oldest.
 The ib_ipoib role carries its own copy of this contract under the same names (a role runs without ibprov);
 tests/roles/test_pkey_contract.py proves the two agree on every 16-bit value.

@@ -1,4 +1,4 @@
-"""The P_Key (ibprov/clusterspec/pkey.py): the full-member bit is 0x8000, the partition key the low 15 bits,
+"""The P_Key (ibprov/pkey.py): the full-member bit is 0x8000, the partition key the low 15 bits,
 for every 16-bit table entry; the module stays shippable to hosts (no imports, Python 3.6 syntax)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ibprov.clusterspec import pkey
-from ibprov.clusterspec.pkey import (
+from ibprov import pkey
+from ibprov.pkey import (
     BASE_MASK,
     DEFAULT_BASE,
     FULL_MEMBER_BIT,
