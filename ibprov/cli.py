@@ -80,6 +80,7 @@ def cli() -> None:
 @handles_errors
 def validate(spec: Path, quiet: bool) -> None:
     """Check SPEC; print every problem as FILE:LINE:COL: field: message (exit 2), or a summary (exit 0)."""
+    # lazy: the spec's models (pydantic) only for the commands that read a spec; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
 
     loaded = load_spec(spec)
@@ -98,6 +99,7 @@ def validate(spec: Path, quiet: bool) -> None:
 @handles_errors
 def schema() -> None:
     """Print the JSON Schema of cluster.yaml (for editors and language servers)."""
+    # lazy: the spec's models (pydantic) only for the command that reads them; `ibprov --help` starts without them
     from ibprov.clusterspec.schema import json_schema
 
     click.echo(json.dumps(json_schema(), indent=2, sort_keys=False))
@@ -109,6 +111,7 @@ def schema() -> None:
 @handles_errors
 def example(output: Path | None, force: bool) -> None:
     """Write a commented example spec (a small rack) to start from."""
+    # lazy: the spec's models (pydantic) only for the command that reads them; `ibprov --help` starts without them
     from ibprov.clusterspec.example import example_text
 
     text = example_text()
@@ -139,6 +142,7 @@ def example(output: Path | None, force: bool) -> None:
 @handles_errors
 def render(spec: Path, out_dir: Path | None, check: bool, synthetic_guids: bool) -> None:
     """Render SPEC into the inventory, role variables, OpenSM files and the fabric twin."""
+    # lazy: render (jinja2) only for render; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
     from ibprov.render import diff_tree, render_files, write_tree
 
@@ -215,6 +219,7 @@ def twin_prove(
     """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
     import tempfile
 
+    # lazy: the twin (ibsim, OpenSM) only for its commands; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
     from ibprov.twin.prove import prove
 
@@ -247,6 +252,7 @@ def twin_prove(
 def twin_up(spec: Path) -> None:
     """Build the twin rack of SPEC (or reuse the one running): ibsim and a container per node, reachable over
     SSH; then `ibprov apply SPEC --target twin`."""
+    # lazy: the twin (podman) only for its commands; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
     from ibprov.twin.rack import up
 
@@ -263,6 +269,7 @@ def twin_up(spec: Path) -> None:
 @handles_errors
 def twin_status(spec: Path) -> None:
     """What of the twin rack of SPEC runs, which nodes are simulated HCAs only, and the faults injected."""
+    # lazy: the twin (podman) only for its commands; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
     from ibprov.twin.rack import status
 
@@ -286,6 +293,7 @@ def twin_fault(spec: Path, kind: str, args: tuple[str, ...]) -> None:
       rogue-sm NODE          start an OpenSM on NODE's HCA
       pkey-drift NODE        put NODE's port into an unplanned partition
     """
+    # lazy: the twin (podman) only for its commands; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
     from ibprov.twin.faults import inject
     from ibprov.twin.rack import load_state
@@ -299,6 +307,7 @@ def twin_fault(spec: Path, kind: str, args: tuple[str, ...]) -> None:
 @handles_errors
 def twin_heal(spec: Path) -> None:
     """Undo every fault injected into the twin rack of SPEC, newest first."""
+    # lazy: the twin (podman) only for its commands; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
     from ibprov.twin.faults import heal
     from ibprov.twin.rack import load_state
@@ -312,6 +321,7 @@ def twin_heal(spec: Path) -> None:
 @handles_errors
 def twin_down(spec: Path) -> None:
     """Remove the twin rack of SPEC: its containers, network, key and files, nothing else."""
+    # lazy: the twin (podman) only for its commands; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
     from ibprov.twin.rack import down
 
@@ -451,6 +461,7 @@ def discover(spec: Path, source: Path | None) -> None:
     Exit 0 when every device matched, 1 when something did not (the lock file holds what did),
     2 on spec errors, 3 when ibnetdiscover cannot run or its output cannot be read.
     """
+    # lazy: discover only for discover; `ibprov --help` starts without them
     from ibprov.discover import SmSurvey, found_from_text, read_live, read_saved, write_lock, write_skeleton
 
     skeleton_wanted = not spec.exists()
@@ -534,6 +545,7 @@ def design(
 ) -> None:
     """Plan a fat tree for NODES hosts with RADIX-port switches and its bill of materials; with -o, write it
     as a spec."""
+    # lazy: design only for design; `ibprov --help` starts without them
     from ibprov import design as d
     from ibprov.clusterspec import load_spec_text
 

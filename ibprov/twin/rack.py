@@ -41,9 +41,10 @@ from typing import Any
 from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import ExitCode, IbprovError
 from ibprov.identity.guids import GuidBook
+from ibprov.resources import images_dir
 from ibprov.run import Target
 from ibprov.twin.sim import UMAD2SIM
-from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits
+from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits, read_limits
 from ibprov.twinnet.netfile import build_twin
 from ibprov.verify.target import VerifyTarget
 
@@ -122,8 +123,6 @@ class RackState:
 
     @property
     def limits(self) -> TwinLimits:
-        from ibprov.twinnet.limits import read_limits
-
         return read_limits(self.path / LIMITS_FILE)
 
     def diag_env(self, sim_host: str) -> dict[str, str]:
@@ -178,8 +177,6 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def _podman_env() -> dict[str, str]:
-    from ibprov.resources import images_dir
-
     env = dict(os.environ)
     env.setdefault("CONTAINERS_CONF", str(images_dir() / "containers.conf"))
     return env
@@ -199,8 +196,6 @@ def podman(*argv: str, check: bool = True, timeout: float = 300.0, stdin: str | 
 
 def node_image() -> str:
     """The local Debian 12 node image (built or loaded from the cache on first use)."""
-    from ibprov.resources import images_dir
-
     script = images_dir() / "ensure-images.sh"
     proc = subprocess.run([str(script)], capture_output=True, text=True, env=_podman_env())
     if proc.returncode != 0:
