@@ -70,6 +70,9 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+MODULES = frozenset(module_name(p) for p in PACKAGE.rglob("*.py"))
+
+
 def _resolve(source: str, is_package: bool, node: ast.ImportFrom) -> str:
     if not node.level:
         return node.module or ""
@@ -94,8 +97,10 @@ def _imports(path: Path) -> Iterator[Import]:
                     if isinstance(child, ast.Import)
                     else [_resolve(source, path.name == "__init__.py", child)]
                 )
-                if isinstance(child, ast.ImportFrom) and child.module is None:  # from . import x
-                    names = [f"{names[0]}.{a.name}" for a in child.names]
+                if isinstance(child, ast.ImportFrom):  # `from pkg import module`: the module, not the package
+                    names = [
+                        f"{names[0]}.{a.name}" if f"{names[0]}.{a.name}" in MODULES else names[0] for a in child.names
+                    ]
                 end = child.end_lineno or child.lineno
                 start = child.lineno - 1  # a reason above a run of imports covers the run
                 while start > 0 and lines[start - 1].strip().startswith(("from ", "import ", "#")):
@@ -159,54 +164,37 @@ def module_cycles(imports: list[Import]) -> list[list[str]]:
     """Cycles in the module graph (every import counts, a package's ``__init__`` being its own module),
     as strongly connected components of more than one module."""
     graph: dict[str, set[str]] = defaultdict(set)
-    modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    modules = MODULES
     for imp in imports:
         target = imp.target
         while target not in modules and "." in target:  # `from pkg.mod import name`: the module
             target = target.rsplit(".", 1)[0]
         if target != imp.source:
             graph[imp.source].add(target)
-    # Tarjan's strongly connected components, iteratively
+    # Tarjan's strongly connected components (the graph has a few hundred modules: recursion is fine)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
-    on_stack: set[str] = set()
     components: list[list[str]] = []
-    counter = 0
-    for root in sorted(modules):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    components.append(sorted(component))
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for child in sorted(graph[node]):
+            if child not in index:
+                visit(child)
+                low[node] = min(low[node], low[child])
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+        if low[node] == index[node]:
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for root in sorted(graph):
+        if root not in index:
+            visit(root)
     return components
 
 
