@@ -11,21 +11,17 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from ibprov.report.json_report import SCHEMA_VERSION, TOOL_SCHEMA, tool_info
+from ibprov.report.json_report import HEAD_PROPERTIES, HEAD_REQUIRED, SCHEMA_VERSION, tool_info
 
 __all__ = ["ERROR_SCHEMA", "failure_json", "failure_junit"]
 
 _STR = {"type": "string"}
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["schema_version", "tool", "command", "cluster", "spec", "result", "exit_code", "problems"],
+    "required": [*HEAD_REQUIRED, "result", "exit_code", "problems"],
     "additionalProperties": False,
     "properties": {
-        "schema_version": {"const": SCHEMA_VERSION},
-        "tool": TOOL_SCHEMA,
-        "command": _STR,
-        "cluster": _STR,
-        "spec": _STR,
+        **HEAD_PROPERTIES,
         "result": {"const": "error"},
         "exit_code": {"enum": [1, 2, 3, 70]},
         "problems": {"type": "array", "minItems": 1, "items": _STR},

@@ -13,7 +13,7 @@ from typing import Any
 from ibprov import __version__
 from ibprov.report.model import Report, Severity
 
-__all__ = ["SCHEMA_VERSION", "report_schema", "to_dict", "to_json"]
+__all__ = ["HEAD_PROPERTIES", "HEAD_REQUIRED", "SCHEMA_VERSION", "report_schema", "to_dict", "to_json"]
 
 SCHEMA_VERSION = 2  # 2: per-section facts in `sections` (was: `fabric`, `collected_from`, `soak_seconds`)
 
@@ -66,12 +66,22 @@ _CHECK = {
     },
 }
 
-# the head every report.json has, whatever its form (a report, or report/failure.py's error document)
+# the tool that wrote a report.json
 TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["name", "version"],
     "additionalProperties": False,
     "properties": {"name": {"const": "ibprov"}, "version": _STR},
+}
+
+# the fields every report.json opens with, whatever its form (a report, or report/failure.py's error document)
+HEAD_REQUIRED = ("schema_version", "tool", "command", "cluster", "spec")
+HEAD_PROPERTIES: dict[str, Any] = {
+    "schema_version": {"const": SCHEMA_VERSION},
+    "tool": TOOL_SCHEMA,
+    "command": _STR,
+    "cluster": _STR,
+    "spec": _STR,
 }
 
 
@@ -106,11 +116,7 @@ def report_schema(facts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         "title": "ibprov verify report",
         "type": "object",
         "required": [
-            "schema_version",
-            "tool",
-            "command",
-            "cluster",
-            "spec",
+            *HEAD_REQUIRED,
             "started",
             "duration_seconds",
             "result",
@@ -123,11 +129,7 @@ def report_schema(facts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         ],
         "additionalProperties": False,
         "properties": {
-            "schema_version": {"const": SCHEMA_VERSION},
-            "tool": TOOL_SCHEMA,
-            "command": _STR,
-            "cluster": _STR,
-            "spec": _STR,
+            **HEAD_PROPERTIES,
             "started": {"type": "string", "format": "date-time"},
             "duration_seconds": {"type": "number", "minimum": 0},
             "result": {"enum": ["pass", "fail"]},
