@@ -21,6 +21,7 @@ from ibprov.errors import AnsibleError
 from ibprov.run.env import ansible_env
 
 __all__ = [
+    "AdHoc",
     "AnsibleRun",
     "HostOutcome",
     "ansible_runner_run",
@@ -142,3 +143,25 @@ def run_module(
         where = pattern if isinstance(hosts, str) or len(hosts) == 1 else f"any of {len(hosts)} hosts"
         raise AnsibleError(f"ansible could not run {module} on {where} ({why_no_host(result, events)})")
     return outcomes
+
+
+@dataclass(frozen=True)
+class AdHoc:
+    """Where ad-hoc module calls go: ``inventory`` (a path, e.g. a rendered inventory directory or the twin's,
+    or an inventory mapping), at most ``forks`` hosts at once; ``run`` stands in for ``ansible_runner.run``
+    (tests). What verify's host sections (nodes, mpi) collect through."""
+
+    inventory: Mapping[str, Any] | str
+    run: AnsibleRun = ansible_runner_run
+    forks: int = 20
+
+    def module(
+        self,
+        hosts: str | Sequence[str],
+        module: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> dict[str, HostOutcome]:
+        """:func:`run_module` on ``hosts`` of this inventory."""
+        return run_module(self.inventory, hosts, module, args, env=env, forks=self.forks, run=self.run)

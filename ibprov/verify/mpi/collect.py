@@ -26,7 +26,7 @@ from ibprov.probes.mpiconf import (
     parse_tools,
     probe_script,
 )
-from ibprov.run.adhoc import AnsibleRun, HostOutcome, ansible_runner_run, run_module
+from ibprov.run.adhoc import AdHoc, AnsibleRun, HostOutcome, ansible_runner_run
 from ibprov.verify.mpi.observation import HostMpi, MpiRun, Transport
 from ibprov.verify.mpi.plan import MpiPlan
 
@@ -181,16 +181,14 @@ def observe_run(transport: Transport, tools: Tools, done: HostOutcome | None) ->
 
 
 class AnsibleMpiCollector:
-    """The probe and the runs through :func:`~ibprov.run.adhoc.run_module`. ``inventory`` is a path (a rendered
+    """The probe and the runs through :class:`~ibprov.run.adhoc.AdHoc`. ``inventory`` is a path (a rendered
     inventory directory, the twin's inventory) or an inventory mapping; ``run`` stands in for
     ``ansible_runner.run`` (tests)."""
 
     def __init__(
         self, inventory: Mapping[str, Any] | str, *, run: AnsibleRun = ansible_runner_run, forks: int = 20
     ) -> None:
-        self.inventory = inventory
-        self._run = run
-        self.forks = forks
+        self.ansible = AdHoc(inventory, run, forks)
 
     @property
     def where(self) -> str:
@@ -198,14 +196,14 @@ class AnsibleMpiCollector:
 
     def collect(self, plan: MpiPlan) -> dict[str, HostMpi]:
         args = {"cmd": probe_script(plan.mca_files, plan.ucx_conf)}
-        done = run_module(self.inventory, plan.hosts, "ansible.builtin.shell", args, forks=self.forks, run=self._run)
+        done = self.ansible.module(plan.hosts, "ansible.builtin.shell", args)
         return {h: observe_host(plan, h, done.get(h)) for h in plan.hosts}
 
     def run(self, plan: MpiPlan, tools: Tools, transport: Transport) -> MpiRun:
         assert plan.pair is not None
         first = plan.pair[0]
         args = {"cmd": mpirun_script(plan, tools, transport)}
-        done = run_module(self.inventory, [first], "ansible.builtin.shell", args, run=self._run)
+        done = self.ansible.module([first], "ansible.builtin.shell", args)
         return observe_run(transport, tools, done.get(first))
 
 

@@ -23,7 +23,7 @@ from ibprov.probes.hostfacts import (
     parse_stack_version,
 )
 from ibprov.resources import roles_dir
-from ibprov.run.adhoc import AnsibleRun, HostOutcome, ansible_runner_run, run_module
+from ibprov.run.adhoc import AdHoc, AnsibleRun, HostOutcome, ansible_runner_run
 from ibprov.verify.nodes.observation import HostObservation
 
 __all__ = ["AnsibleNodeCollector", "NodeCollector", "observe_host"]
@@ -66,16 +66,14 @@ def observe_host(host: str, facts_done: HostOutcome | None, probe_done: HostOutc
 
 
 class AnsibleNodeCollector:
-    """Runs ib_facts and the probe on every host through :func:`~ibprov.run.adhoc.run_module`. ``inventory`` is
+    """Runs ib_facts and the probe on every host through :class:`~ibprov.run.adhoc.AdHoc`. ``inventory`` is
     a path (a rendered inventory directory) or an inventory mapping; ``run`` stands in for
     ``ansible_runner.run`` (tests)."""
 
     def __init__(
         self, inventory: Mapping[str, Any] | str, *, run: AnsibleRun = ansible_runner_run, forks: int = 20
     ) -> None:
-        self.inventory = inventory
-        self._run = run
-        self.forks = forks
+        self.ansible = AdHoc(inventory, run, forks)
 
     @property
     def where(self) -> str:
@@ -83,9 +81,6 @@ class AnsibleNodeCollector:
 
     def collect(self, hosts: Sequence[str]) -> dict[str, HostObservation]:
         env = {"ANSIBLE_LIBRARY": str(roles_dir() / "ib_facts" / "library")}
-        facts = run_module(self.inventory, hosts, "ib_facts", env=env, forks=self.forks, run=self._run)
-        probe_args = {"cmd": PROBE_SCRIPT}
-        probe = run_module(
-            self.inventory, hosts, "ansible.builtin.shell", probe_args, env=env, forks=self.forks, run=self._run
-        )
+        facts = self.ansible.module(hosts, "ib_facts", env=env)
+        probe = self.ansible.module(hosts, "ansible.builtin.shell", {"cmd": PROBE_SCRIPT}, env=env)
         return {h: observe_host(h, facts.get(h), probe.get(h)) for h in hosts}

@@ -168,7 +168,7 @@ def test_mpi_runs_between_the_targets_hosts_at_their_addresses(monkeypatch: pyte
     plan, collector = seen[0]
     assert set(plan.hosts) <= set(BOXED), "only the nodes the target has a host for"
     assert plan.no_rdma, "judged as the twin (no RDMA device)"
-    assert collector.inventory == "/twins/rack1/inventory.yml"
+    assert collector.ansible.inventory == "/twins/rack1/inventory.yml"
 
 
 def test_perf_reaches_the_targets_hosts_over_ssh_and_notes_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
