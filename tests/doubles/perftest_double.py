@@ -5,7 +5,7 @@ The twin has no RDMA device, so real perftest cannot run there. Installed (by te
 under each perftest tool's name, this script does what perftest does on the wire that ``verify --perf``
 orchestrates -- a server that listens on its TCP port (``-p``, default 18515) until a client connects, a
 client that connects to the server's address -- and prints a REAL perftest capture from
-../shared/fixtures/perftest instead of measuring anything. Which capture, and whether the client hangs,
+tests/fixtures/perftest instead of measuring anything. Which capture, and whether the client hangs,
 comes from /etc/ibprov-perftest-double.json: {"lat": FILE, "bw": FILE, "slow_lat": FILE, "slow_bw": FILE,
 "slow": false, "hang": false}: a "slow" node (a bad HCA or cable) makes every pair it is in replay the slow
 captures, whichever side it is on (its server tells the client on connect).

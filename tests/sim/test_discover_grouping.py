@@ -1,9 +1,9 @@
 """HCAs grouped by host, end to end on ibsim with the real OpenSM and infiniband-diags.
 
 * Round trip: ``discover --from`` a fabric of multi-HCA hosts (MLNX_OFED ``<host> HCA-<n>`` descriptions,
-  rdma-core ones with extra words, a shared SystemImageGUID, a SHARP aggregation node), and of the shared
-  captures; the result validates; the twin of that spec comes up; ``verify --fabric`` of the spec against its
-  twin finds nothing.
+  rdma-core ones with extra words, a shared SystemImageGUID, a SHARP aggregation node), and of the real
+  captures (tests/fixtures); the result validates; the twin of that spec comes up; ``verify --fabric`` of the
+  spec against its twin finds nothing.
 * Live: the same fabric run by ibsim as it is (its net file format is ibnetdiscover's output, sysimgguid
   lines included); ``ibprov discover`` runs the real ibnetdiscover there, groups the hosts the same way, and
   the spec verifies clean against that fabric.
@@ -11,12 +11,12 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from captures import read_capture
 from click.testing import CliRunner
 
 from ibprov.cli import cli
@@ -28,8 +28,6 @@ from ibprov.twin.sim import start_sim
 from ibprov.verify.fabric.section import verify_fabric
 
 pytestmark = pytest.mark.sim
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-_EXIT = re.compile(r"^\[exit=\d+\]$")
 
 Ca = tuple[int, str, int]  # (node GUID, NodeDescription, SystemImageGUID)
 SW = 0x00000000AA000000
@@ -63,14 +61,6 @@ def fabric_text(cas: list[Ca], switch: str = "leaf01") -> str:
     return "\n".join(lines) + "\n"
 
 
-def shared(capture: str) -> str:
-    if not SHARED.is_dir():
-        pytest.skip(f"shared fixtures not found at {SHARED}")
-    lines = (SHARED / capture).read_text(encoding="utf-8").split("\n")
-    assert lines[0].startswith("# source:")
-    return "\n".join(line for line in lines[1:] if not _EXIT.match(line)) + "\n"
-
-
 def layout(loaded: LoadedSpec) -> dict[str, list[tuple[str, int | None]]]:
     return {n.name: [(h.device, h.node_guid) for h in n.hcas] for n in loaded.spec.nodes}
 
@@ -89,7 +79,7 @@ ROUND_TRIPS = {
 
 @pytest.mark.parametrize("capture", sorted(ROUND_TRIPS))
 def test_round_trip_discover_validate_twin_verify_clean(capture: str, tmp_path: Path) -> None:
-    text = fabric_text(CAS) if capture == "grouped" else shared(capture)
+    text = fabric_text(CAS) if capture == "grouped" else read_capture(capture)
     saved = tmp_path / "ibnetdiscover.txt"
     saved.write_text(text)
     spec = tmp_path / "found.yaml"

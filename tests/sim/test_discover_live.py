@@ -2,7 +2,7 @@
 zero findings. The SMs running there are in the spec (port, priority, state in a REVIEW comment), and an
 HCA port without a cable (no GUID visible) does not make verify say the device has no GUID.
 
-The fabrics are the twins of the ibnetdiscover captures in ../shared/fixtures: ibsim's net file format is
+The fabrics are the twins of the ibnetdiscover captures in tests/fixtures: ibsim's net file format is
 ibnetdiscover's topology output, so a capture is fed to ibsim as it is, minus what the capture script added
 (its ``# source:`` and ``[exit=N]`` lines) and minus cables to devices the capture has no block for
 (ibsim: ``can't find remote node``). Which captures that loads is asserted below; on each of them one
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from captures import capture_names, capture_path
 
 from ibprov.clusterspec import load_spec
 from ibprov.probes.runner import LocalRunner
@@ -29,7 +30,6 @@ from ibprov.twin.sim import SimError, SimFabric, start_sim
 from ibprov.verify.fabric.section import verify_fabric
 
 pytestmark = pytest.mark.sim
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
 _EXIT = re.compile(r"^\[exit=\d+\]$")
 _NODE = re.compile(r'^(?:Switch|Ca|Rt)\s+\d+\s+"([^"]+)"')
@@ -79,15 +79,12 @@ NO_CA_LEFT = {"ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt"}
 
 
 def captures() -> list[str]:
-    if not SHARED.is_dir():
-        pytest.skip(f"shared fixtures not found at {SHARED}")
-    found = [*SHARED.glob("ibnetdiscover/*.txt"), *SHARED.glob("sim/ibnetdiscover*.txt")]
-    return sorted(str(p.relative_to(SHARED)) for p in found)
+    return capture_names("ibnetdiscover/*.txt", "sim/ibnetdiscover*.txt")
 
 
 def twin_net(capture: str) -> str:
     """The capture as an ibsim net file."""
-    lines = (SHARED / capture).read_text(encoding="utf-8").split("\n")
+    lines = capture_path(capture).read_text(encoding="utf-8").split("\n")
     assert lines[0].startswith("# source:")
     lines = [line for line in lines[1:] if not _EXIT.match(line)]
     blocks = {m[1] for line in lines if (m := _NODE.match(line))}
@@ -166,7 +163,6 @@ def test_which_captures_ibsim_loads(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("capture", sorted(LOADS))
 def test_a_discovered_spec_verifies_clean_against_the_fabric_it_came_from(capture: str, tmp_path: Path) -> None:
-    captures()  # skips without the shared fixtures
     case = LOADS[capture]
     net = twin_net(capture)
     spec = tmp_path / "spec.yaml"
@@ -190,7 +186,6 @@ def test_a_discovered_spec_verifies_clean_against_the_fabric_it_came_from(captur
 
 
 def test_an_uncabled_hca_port_gets_no_guid_note_and_the_spec_still_verifies_clean(tmp_path: Path) -> None:
-    captures()
     net = twin_net("sim/ibnetdiscover-sim-v44.txt")
     two_ports = 'Ca\t1 "H-0000000000100004"'  # node03 mlx5_0: a second port, no cable on it
     assert two_ports in net
@@ -209,7 +204,6 @@ def test_an_uncabled_hca_port_gets_no_guid_note_and_the_spec_still_verifies_clea
 
 
 def test_with_no_sm_running_the_skeleton_keeps_the_placeholder_and_says_none_was_found(tmp_path: Path) -> None:
-    captures()
     net = twin_net("sim/ibnetdiscover-sim-v44.txt")
     spec = tmp_path / "spec.yaml"
     with live(net, tmp_path, None) as sim:

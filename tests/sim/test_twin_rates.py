@@ -20,7 +20,7 @@ from ibprov.twin.prove import prove
 from ibprov.twin.sim import IBSIM_ENV, simulator
 from ibprov.verify.fabric.section import verify_fabric
 
-from .test_verify_faults import NetFile, probe, twin
+from .simkit import NetFile, probe, twin
 
 pytestmark = pytest.mark.sim
 

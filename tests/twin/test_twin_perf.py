@@ -4,7 +4,7 @@ The twin has no RDMA device, so its perf report must skip every perftest run ("n
 found by looking) -- tests/twin/test_twin_rack.py checks that, with the real perftest and iperf3 the roles
 install. Here a double (tests/doubles/perftest_double.py) stands in for perftest and ibv_devices on the
 containers: its server really listens on its TCP port and its client really connects, and it prints real
-captures from ../shared/fixtures/perftest, so that the orchestration is exercised for real: servers
+captures from tests/fixtures/perftest, so that the orchestration is exercised for real: servers
 confirmed listening before the client, one TCP port per concurrent pair, judging against the line rate,
 culprit analysis, a hung client stopped and retried, every server stopped, and a node with no RDMA device
 skipped. A rack no example has: five nodes, two leaves, an odd number of pairs per round.
@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from captures import capture_path
 from click.testing import CliRunner
 
 from ibprov.cli import cli
@@ -44,7 +45,6 @@ from ibprov.verify.registry import VerifyOptions, run_sections, section_info
 pytestmark = pytest.mark.twin
 
 ROOT = Path(__file__).resolve().parents[2]
-CAPTURES = ROOT.parent / "shared" / "fixtures" / "perftest"
 DOUBLE = ROOT / "tests" / "doubles" / "perftest_double.py"
 CAPTURE = {
     "bw": "hdr200-ib_write_bw-a-gbits-client-partial-azure-aks.txt",  # 190.24 Gb/s at 64 KiB
@@ -147,7 +147,7 @@ def install_double(
     box = state.nodes[node].container
     assert podman("cp", str(DOUBLE), f"{box}:/usr/local/bin/perftest_double").returncode == 0
     for name in captures.values():
-        assert podman("cp", str(CAPTURES / name), f"{box}:/usr/local/share/{name}").returncode == 0
+        assert podman("cp", str(capture_path(f"perftest/{name}")), f"{box}:/usr/local/share/{name}").returncode == 0
     config: dict[str, object] = {kind: f"/usr/local/share/{name}" for kind, name in captures.items()}
     config |= {"slow": slow, "hang": hang, "devices": list(hcas)}
     links = [t for t in TOOLS if devices or t != "ibv_devices"]
@@ -202,8 +202,6 @@ def perf(loaded: LoadedSpec, **options: object) -> Report:
 def rack_of(spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoadedSpec, RackState]]:
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (scripts/molecule.sh installs it)")
-    if not CAPTURES.is_dir():
-        pytest.skip(f"the shared perftest captures are not at {CAPTURES}")
     monkeypatch.setenv("IBPROV_TWIN_DIR", str(tmp_path / "twins"))
     path = tmp_path / "perf.yaml"
     path.write_text(spec % {"run": os.getpid() % 10000})

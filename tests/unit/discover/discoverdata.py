@@ -1,11 +1,10 @@
-"""Inputs for the discover tests: shared real captures, and ibnetdiscover text of the project's examples."""
+"""Inputs for the discover tests: ibnetdiscover text of the project's examples (the real captures are read with
+``captures.read_capture``, from tests/fixtures)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-
-import pytest
 
 from ibprov.clusterspec import LoadedSpec, load_spec
 from ibprov.identity.guids import GuidBook, LockFile
@@ -15,27 +14,10 @@ ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 FAT_TREE = ROOT / "examples" / "fat-tree.yaml"
 RACK = ROOT / "examples" / "rack.yaml"
-SHARED = ROOT.parent / "shared" / "fixtures"
 
-_EXIT = re.compile(r"^\[exit=\d+\]$")
 _NODE_ID = re.compile(r'"([SHR])-([0-9a-fA-F]+)"')
 _NODE_LINE = re.compile(r'^(?:Switch|Ca|Rt)\s+\d+\s+"([SHR])-([0-9a-fA-F]+)"')
 _PORT_LINE = re.compile(r'^\[(\d+)\](?:\([0-9a-fA-F]+\))?\s+"([SHR])-([0-9a-fA-F]+)"\[(\d+)\]')
-
-
-def shared(relative: str) -> str:
-    """A shared capture without its ``# source:`` line and the capture script's ``[exit=N]`` line."""
-    if not SHARED.is_dir():
-        pytest.skip(f"shared fixtures not found at {SHARED}")
-    lines = (SHARED / relative).read_text(encoding="utf-8").split("\n")
-    assert lines[0].startswith("# source:")
-    return "\n".join(line for line in lines[1:] if not _EXIT.match(line)) + "\n"
-
-
-def shared_raw(relative: str) -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(f"shared fixtures not found at {SHARED}")
-    return SHARED / relative
 
 
 def census(text: str) -> tuple[set[int], set[frozenset[tuple[int, int]]]]:

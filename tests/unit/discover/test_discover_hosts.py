@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from discoverdata import SHARED, shared
+from captures import capture_names, read_capture
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.discover import Device, Skeleton, build_skeleton, found_from_text
@@ -193,7 +193,7 @@ def test_a_rediscovery_matches_hca_index_and_extra_word_descriptions_without_gui
     assert result.complete
 
 
-# --- every ibnetdiscover capture in ../shared/fixtures: hosts counted by hand from each file ---------------
+# --- every ibnetdiscover capture in tests/fixtures: hosts counted by hand from each file -------------------
 
 # topology files: (hosts, HCAs per host, CAs that are no host)
 TOPOLOGY = {
@@ -214,18 +214,14 @@ EXCERPT = ("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt", [f"tj01-40
 
 
 def test_every_capture_is_listed_here() -> None:
-    if not SHARED.is_dir():
-        pytest.skip(f"shared fixtures not found at {SHARED}")
-    on_disk = {
-        str(p.relative_to(SHARED)) for p in [*SHARED.glob("ibnetdiscover/*.txt"), *SHARED.glob("sim/ibnetdiscover*")]
-    }
+    on_disk = set(capture_names("ibnetdiscover/*.txt", "sim/ibnetdiscover*"))
     assert on_disk == {*TOPOLOGY, *LISTINGS, EXCERPT[0]}
 
 
 @pytest.mark.parametrize("capture", sorted(TOPOLOGY))
 def test_hosts_of_each_topology_capture(capture: str) -> None:
     hosts, per_host, others = TOPOLOGY[capture]
-    built = build_skeleton(found_from_text(shared(capture)))
+    built = build_skeleton(found_from_text(read_capture(capture)))
     loaded = load_spec_text(built.text)
     assert (built.hosts, built.nodes - built.hosts, len(built.non_hosts)) == (hosts, others, others)
     assert [len(n.hcas) for n in loaded.spec.nodes if not n.groups] == [per_host] * hosts
@@ -247,13 +243,13 @@ def listed_devices(text: str) -> list[Device]:
 @pytest.mark.parametrize("capture", sorted(LISTINGS))
 def test_hosts_of_each_listing_capture(capture: str) -> None:
     hosts, others = LISTINGS[capture]
-    groups = group_hosts(listed_devices(shared(capture)))
+    groups = group_hosts(listed_devices(read_capture(capture)))
     assert [g.host for g in groups if g.kind == "host"] == hosts
     assert len([g for g in groups if g.kind != "host"]) == others
 
 
 def test_the_mlnx_ofed_capture_names_its_hcas_by_index() -> None:
-    groups = group_hosts(listed_devices(shared("ibnetdiscover/edr-ports-p-mode-excerpt-treydock.txt")))
+    groups = group_hosts(listed_devices(read_capture("ibnetdiscover/edr-ports-p-mode-excerpt-treydock.txt")))
     assert [(g.host, list(g.hcas), g.placeholders()) for g in groups] == [
         ("o0001", ["hca1"], ["hca1"]),
         ("o0002", ["hca1"], ["hca1"]),
@@ -262,22 +258,22 @@ def test_the_mlnx_ofed_capture_names_its_hcas_by_index() -> None:
 
 
 def test_hosts_of_the_redacted_excerpt_from_its_descriptions() -> None:
-    text = shared(EXCERPT[0])
+    text = read_capture(EXCERPT[0])
     descs = re.findall(r'"H-[^"]*"\[\d+\]\([^)]*\)\s+# "([^"]*)"', text)
     groups = group_hosts([Device(i + 1, "CA", d) for i, d in enumerate(descs)])
     assert [(g.host, list(g.hcas)) for g in groups] == [(h, ["mlx5_2"]) for h in EXCERPT[1]]
 
 
 def test_the_system_image_guid_of_each_block_is_read() -> None:
-    sim = found_from_text(shared("sim/ibnetdiscover-sim-v44.txt"))
+    sim = found_from_text(read_capture("sim/ibnetdiscover-sim-v44.txt"))
     assert {d.guid: d.sysimgguid for d in sim.devices.values()} == {
         g: g for g in (0x100000, 0x100002, 0x100004, 0x100006, 0x200000, 0x200001, 0x200002)
     }
-    real = found_from_text(shared("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
+    real = found_from_text(read_capture("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
     assert real.devices[0x0FF08C432172AA1A].sysimgguid == 0xB8599F0300C2F06A  # a switch of the chassis
     assert real.devices[0x1C34DA03005BACA4].sysimgguid == 0x1C34DA03005BACA4
     assert real.devices[0x0FF08C43213B3F38].sysimgguid is None  # the aggregation node has no block of its own
-    nodes = ibnetdiscover.parse(shared("sim/ibnetdiscover-p-sim-v44.txt")).nodes
+    nodes = ibnetdiscover.parse(read_capture("sim/ibnetdiscover-p-sim-v44.txt")).nodes
     assert {n.sysimgguid for n in nodes} == {None}  # -p output prints none
 
 

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from discoverdata import EXAMPLES, census, example_text, planned_text, shared
+from captures import read_capture
+from discoverdata import EXAMPLES, census, example_text, planned_text
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.clusterspec.types import NAME_RE
@@ -44,7 +45,7 @@ def endpoint_guid(loaded: LoadedSpec, device: str, hca: str | None) -> int:
 
 @pytest.mark.parametrize("capture", REAL_TOPOLOGY_FILES)
 def test_skeleton_of_a_real_capture_validates_with_every_guid_and_cable_of_the_file(capture: str) -> None:
-    text = shared(capture)
+    text = read_capture(capture)
     guids, cables = census(text)
     loaded = skeleton_of(text)
     assert spec_guids(loaded) == guids
@@ -57,7 +58,7 @@ def test_skeleton_of_a_real_capture_validates_with_every_guid_and_cable_of_the_f
 
 
 def test_skeleton_keeps_the_port_guids_a_real_capture_prints() -> None:
-    loaded = skeleton_of(shared("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
+    loaded = skeleton_of(read_capture("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
     node = next(n for n in loaded.spec.nodes if n.name == "RMD701091902003")
     assert [(h.device, h.node_guid, h.port_guids) for h in node.hcas] == [
         ("ibp11s0f0", 0x1C34DA03005BACA4, {1: 0x1C34DA03005BACA4})
@@ -65,7 +66,7 @@ def test_skeleton_keeps_the_port_guids_a_real_capture_prints() -> None:
 
 
 def test_switch_roles_follow_the_levels_of_the_cabling() -> None:
-    loaded = skeleton_of(shared("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
+    loaded = skeleton_of(read_capture("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
     roles = {sw.description: sw.role for sw in loaded.spec.switches}
     assert roles["MF0;rmd70-0101-0919-01ib0:MQM8700/U1"] == "leaf"  # hosts below it
     assert roles["MF0;rmd70-0101-0908-01ib1-A:MCS8500/L01/U1"] == "spine"  # switches only
@@ -74,7 +75,7 @@ def test_switch_roles_follow_the_levels_of_the_cabling() -> None:
 
 
 def test_switch_names_are_sanitised_and_the_description_kept_for_matching() -> None:
-    loaded = skeleton_of(shared("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
+    loaded = skeleton_of(read_capture("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
     sw = next(s for s in loaded.spec.switches if s.description == "MF0;rmd70-0101-0919-01ib0:MQM8700/U1")
     assert sw.name == "MF0-rmd70-0101-0919-01ib0-MQM8700-U1"
     assert sw.ports == 41
@@ -83,7 +84,7 @@ def test_switch_names_are_sanitised_and_the_description_kept_for_matching() -> N
 
 
 def test_the_sm_placeholder_is_on_a_host_not_on_an_aggregation_node() -> None:
-    text = build_skeleton(found_from_text(shared("ibnetdiscover/hdr-full-f-faked-superbench.txt"))).text
+    text = build_skeleton(found_from_text(read_capture("ibnetdiscover/hdr-full-f-faked-superbench.txt"))).text
     loaded = load_spec_text(text)
     (sm,) = loaded.spec.subnet_manager.instances
     assert (sm.node, sm.priority) == ("RMD701091901003", 15)
@@ -203,9 +204,9 @@ def test_sanitize_maps_descriptions_onto_the_name_pattern(raw: str, name: str) -
 )
 def test_outputs_without_node_guids_or_cables_are_refused(capture: str, message: str) -> None:
     with pytest.raises(CollectError, match=message):
-        found_from_text(shared(capture))
+        found_from_text(read_capture(capture))
 
 
 def test_a_damaged_capture_is_a_collect_error_naming_the_line() -> None:
     with pytest.raises(ParseError, match="line 1"):
-        found_from_text(shared("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt"))
+        found_from_text(read_capture("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt"))

@@ -1,14 +1,15 @@
 from __future__ import annotations
 
 import pytest
-from diagtext import own, shared
+from captures import read_capture
+from diagtext import own
 
 from ibprov.probes import ParseError
 from ibprov.probes.iblinkinfo import LinkHint, PortLink, parse
 
 
 def test_sim_default_mode_reads_every_port_of_every_node() -> None:
-    info = parse(shared("sim/iblinkinfo-sim-v44.txt"))
+    info = parse(read_capture("sim/iblinkinfo-sim-v44.txt"))
     assert len(info.ports) == 3 * 36 + 4
     up = [p for p in info.ports if p.is_up]
     assert len(up) == 12  # 6 links, both ends
@@ -20,7 +21,7 @@ def test_sim_default_mode_reads_every_port_of_every_node() -> None:
 
 
 def test_sim_default_mode_ca_and_switch_lines() -> None:
-    ports = parse(shared("sim/iblinkinfo-sim-v44.txt")).ports
+    ports = parse(read_capture("sim/iblinkinfo-sim-v44.txt")).ports
     node04 = ports[0]
     assert (node04.node_type, node04.guid, node04.description, node04.lid, node04.port) == (
         "CA",
@@ -47,7 +48,7 @@ def test_sim_default_mode_ca_and_switch_lines() -> None:
 
 
 def test_could_be_hint_flags_every_sim_link_as_degraded() -> None:
-    info = parse(shared("sim/iblinkinfo-sim-v44.txt"))
+    info = parse(read_capture("sim/iblinkinfo-sim-v44.txt"))
     assert len(info.degraded()) == 12
     assert {p.could_be for p in info.degraded()} == {
         LinkHint("12X", 53.125, False, "Could be 12X Could be 53.125 Gbps")
@@ -55,8 +56,8 @@ def test_could_be_hint_flags_every_sim_link_as_degraded() -> None:
 
 
 def test_line_mode_agrees_with_default_mode_and_adds_remote_guids() -> None:
-    lines = parse(shared("sim/iblinkinfo-l-sim-v44.txt")).ports
-    default = parse(shared("sim/iblinkinfo-sim-v44.txt")).ports
+    lines = parse(read_capture("sim/iblinkinfo-l-sim-v44.txt")).ports
+    default = parse(read_capture("sim/iblinkinfo-sim-v44.txt")).ports
 
     def key(p: PortLink) -> tuple[object, ...]:
         remote = (p.remote.lid, p.remote.port, p.remote.description) if p.remote else None
@@ -73,7 +74,7 @@ def test_line_mode_agrees_with_default_mode_and_adds_remote_guids() -> None:
 
 
 def test_real_edr_switch_and_hosts_at_full_speed() -> None:
-    info = parse(shared("iblinkinfo/edr100-sb7700-truncated-at-port18.txt", not_output=1))
+    info = parse(read_capture("iblinkinfo/edr100-sb7700-truncated-at-port18.txt", not_output=1))
     assert len(info.ports) == 2 + 18
     assert info.degraded() == ()
     n02 = info.ports[0]
@@ -95,7 +96,7 @@ def test_real_edr_switch_and_hosts_at_full_speed() -> None:
 
 def test_shell_prompt_in_a_capture_is_not_iblinkinfo_output() -> None:
     with pytest.raises(ParseError) as caught:
-        parse(shared("iblinkinfo/edr100-sb7700-truncated-at-port18.txt"))
+        parse(read_capture("iblinkinfo/edr100-sb7700-truncated-at-port18.txt"))
     assert (caught.value.line_no, caught.value.line) == (1, "[root@n01 HPL]# iblinkinfo")
 
 

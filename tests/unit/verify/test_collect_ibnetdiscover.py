@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from diagtext import shared
+from captures import read_capture
 
 from ibprov.probes import ParseError
 from ibprov.probes.ibnetdiscover import Fabric, LinkEnd, parse
@@ -19,7 +19,7 @@ def link_set(fabric: Fabric) -> set[tuple[frozenset[tuple[int | None, int]], str
 
 
 def test_sim_topology_file_has_every_node_and_each_link_once() -> None:
-    fabric = parse(shared("sim/ibnetdiscover-sim-v44.txt"))
+    fabric = parse(read_capture("sim/ibnetdiscover-sim-v44.txt"))
     assert sorted(n.type for n in fabric.nodes) == ["CA"] * 4 + ["SW"] * 3
     assert len(fabric.links) == 6
     assert {(li.width, li.speed) for li in fabric.links} == {("4x", "EDR")}
@@ -33,7 +33,7 @@ def test_sim_topology_file_has_every_node_and_each_link_once() -> None:
 
 
 def test_sim_topology_file_links_carry_both_ends() -> None:
-    fabric = parse(shared("sim/ibnetdiscover-sim-v44.txt"))
+    fabric = parse(read_capture("sim/ibnetdiscover-sim-v44.txt"))
     to_node03 = next(li for li in fabric.links if 0x100004 in (li.a.node_guid, li.b.node_guid))
     switch_end, ca_end = sorted((to_node03.a, to_node03.b), key=lambda e: e.type != "SW")
     assert (switch_end.node_guid, switch_end.port, switch_end.lid) == (0x200001, 1, 3)
@@ -47,16 +47,16 @@ def test_sim_topology_file_links_carry_both_ends() -> None:
 
 
 def test_full_mode_adds_the_extra_fields_and_changes_nothing_else() -> None:
-    plain = parse(shared("sim/ibnetdiscover-sim-v44.txt"))
-    full = parse(shared("sim/ibnetdiscover-f-sim-v44.txt"))
+    plain = parse(read_capture("sim/ibnetdiscover-sim-v44.txt"))
+    full = parse(read_capture("sim/ibnetdiscover-f-sim-v44.txt"))
     assert link_set(full) == link_set(plain)
     assert {li.extra for li in full.links} == {(("s", 1), ("w", 2), ("v", 4))}
     assert {li.extra for li in plain.links} == {()}
 
 
 def test_ports_mode_finds_the_same_links_as_the_topology_file() -> None:
-    ports = parse(shared("sim/ibnetdiscover-p-sim-v44.txt"))
-    assert link_set(ports) == link_set(parse(shared("sim/ibnetdiscover-sim-v44.txt")))
+    ports = parse(read_capture("sim/ibnetdiscover-p-sim-v44.txt"))
+    assert link_set(ports) == link_set(parse(read_capture("sim/ibnetdiscover-sim-v44.txt")))
     assert all(li.a.node_guid is None and li.b.node_guid is None for li in ports.links)
     switches = [n for n in ports.nodes if n.type == "SW"]
     assert sorted((n.port_guid, n.lid, n.description) for n in switches) == [
@@ -68,7 +68,7 @@ def test_ports_mode_finds_the_same_links_as_the_topology_file() -> None:
 
 
 def test_list_mode_gives_nodes_without_links() -> None:
-    fabric = parse(shared("sim/ibnetdiscover-l-sim-v44.txt"))
+    fabric = parse(read_capture("sim/ibnetdiscover-l-sim-v44.txt"))
     assert fabric.links == ()
     assert len(fabric.nodes) == 7
     leaf1 = fabric.node(0x200000)
@@ -77,7 +77,7 @@ def test_list_mode_gives_nodes_without_links() -> None:
 
 
 def test_mlnx_full_mode_hdr_fabric_with_e_field() -> None:
-    fabric = parse(shared("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
+    fabric = parse(read_capture("ibnetdiscover/hdr-full-f-faked-superbench.txt"))
     assert sorted(n.type for n in fabric.nodes) == ["CA"] * 10 + ["SW"] * 8
     assert len(fabric.links) == 18
     assert {(li.width, li.speed) for li in fabric.links} == {("4x", "HDR")}
@@ -97,7 +97,7 @@ def test_mlnx_full_mode_hdr_fabric_with_e_field() -> None:
 
 
 def test_edr_ports_mode_skips_unconnected_ports_but_keeps_their_switch() -> None:
-    fabric = parse(shared("ibnetdiscover/edr-ports-p-mode-excerpt-treydock.txt"))
+    fabric = parse(read_capture("ibnetdiscover/edr-ports-p-mode-excerpt-treydock.txt"))
     assert len(fabric.links) == 4
     uplink = next(li for li in fabric.links if li.a.type == li.b.type == "SW")
     assert {(e.port_guid, e.port, e.lid) for e in (uplink.a, uplink.b)} == {
@@ -111,7 +111,7 @@ def test_edr_ports_mode_skips_unconnected_ports_but_keeps_their_switch() -> None
 
 
 def test_hdr_ports_mode_keeps_descriptions_verbatim() -> None:
-    fabric = parse(shared("ibnetdiscover/hdr-ports-p-mode-excerpt-edited-treydock.txt"))
+    fabric = parse(read_capture("ibnetdiscover/hdr-ports-p-mode-excerpt-edited-treydock.txt"))
     assert len(fabric.links) == 3
     assert {li.speed for li in fabric.links} == {"HDR"}
     descriptions = {e.description for li in fabric.links for e in (li.a, li.b)}
@@ -120,7 +120,7 @@ def test_hdr_ports_mode_keeps_descriptions_verbatim() -> None:
 
 def test_redacted_capture_fails_on_the_first_unreadable_line() -> None:
     with pytest.raises(ParseError) as caught:
-        parse(shared("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt", not_output=1))
+        parse(read_capture("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt", not_output=1))
     assert (caught.value.tool, caught.value.line_no) == ("ibnetdiscover", 8)
     assert caught.value.line == "sysimgguid=0x9c05<redacted>"
     assert str(caught.value) == "ibnetdiscover: line 8: cannot parse: 'sysimgguid=0x9c05<redacted>'"
@@ -129,7 +129,7 @@ def test_redacted_capture_fails_on_the_first_unreadable_line() -> None:
 def test_ndr200_two_lane_links_from_a_partial_capture() -> None:
     # The capture hides GUID digits as "<redacted>" and cuts off with "...omitted": put distinct hex
     # digits back (one value per line, so the five hosts stay distinct) and drop the cut marker.
-    text = shared("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt", not_output=1)
+    text = read_capture("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt", not_output=1)
     restored = "\n".join(
         line.replace("<redacted>", f"{no:012x}") for no, line in enumerate(text.split("\n")) if line != "...omitted"
     )

@@ -3,14 +3,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from diagtext import OWN, SHARED, exit_code, own, shared
+from captures import capture_path, exit_code, read_capture
+from diagtext import OWN, own
 
 from ibprov.probes import COLLECTORS, ParseError
 from ibprov.probes.ibqueryerrors import parse
 
 
 def test_default_output_lists_ports_above_threshold() -> None:
-    result = parse(shared("sim/ibqueryerrors-sim-v44.txt"))
+    result = parse(read_capture("sim/ibqueryerrors-sim-v44.txt"))
     host, switch_all, switch_port = result.ports
     assert (host.node_description, host.switch_guid, host.guid, host.port) == (
         "node02 mlx5_0",
@@ -30,14 +31,14 @@ def test_default_output_lists_ports_above_threshold() -> None:
 
 
 def test_suppress_common_is_reported_in_the_summary() -> None:
-    result = parse(shared("sim/ibqueryerrors-c-details-sim-v44.txt"))
+    result = parse(read_capture("sim/ibqueryerrors-c-details-sim-v44.txt"))
     assert len(result.ports) == 3
     assert result.summary is not None
     assert result.summary.suppressed == ("PortRcvSwitchRelayErrors",)
 
 
 def test_report_port_and_data_add_link_info_and_data_counters() -> None:
-    host, switch_all, switch_port = parse(shared("sim/ibqueryerrors-r-data-sim-v44.txt")).ports
+    host, switch_all, switch_port = parse(read_capture("sim/ibqueryerrors-r-data-sim-v44.txt")).ports
     assert host.counters["PortXmitData"] == 3888
     assert host.counters["PortRcvPkts"] == 55
     assert switch_all.counters["PortXmitPkts"] == 3193
@@ -54,9 +55,7 @@ def test_report_port_and_data_add_link_info_and_data_counters() -> None:
 
 
 def test_exit_status_one_means_findings_not_failure() -> None:
-    if not SHARED.is_dir():
-        pytest.skip("shared fixtures absent")
-    assert exit_code(SHARED / "sim/ibqueryerrors-sim-v44.txt") == 1
+    assert exit_code(capture_path("sim/ibqueryerrors-sim-v44.txt")) == 1
     assert exit_code(OWN / "ibqueryerrors/clean-c-details.txt") == 0
     collector = COLLECTORS["ibqueryerrors"]
     assert collector.succeeded(1)

@@ -4,7 +4,7 @@ from dataclasses import FrozenInstanceError, fields, replace
 from pathlib import Path
 
 import pytest
-from diagtext import shared
+from captures import capture_names, read_capture
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,9 +21,7 @@ from ibprov.probes.perftest import (
     to_gbps,
 )
 
-# /work/main/tests/unit/verify/<this file> -> parents[3] is the repo; the shared fixtures sit beside it.
-CAPTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures" / "perftest"
-NAMES = sorted(path.name for path in CAPTURES.glob("*.txt")) if CAPTURES.is_dir() else []
+NAMES = [Path(name).name for name in capture_names("perftest/*.txt")]  # tests/fixtures/perftest: every capture
 
 
 def mib(value: float) -> float:
@@ -33,7 +31,7 @@ def mib(value: float) -> float:
 
 def capture(name: str) -> str:
     """The capture without its ``# source:`` line (prompts and elisions stay: the parser keeps them as notes)."""
-    return shared(f"perftest/{name}")
+    return read_capture(f"perftest/{name}")
 
 
 def _expected_side(name: str) -> str:
@@ -47,9 +45,7 @@ def _expected_side(name: str) -> str:
 # --------------------------------------------------------------------------------------------------- every capture
 
 
-@pytest.mark.parametrize(
-    "name", NAMES or [pytest.param("", marks=pytest.mark.skip(reason=f"no perftest captures at {CAPTURES}"))]
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_every_capture_parses_to_a_complete_run(name: str) -> None:
     result = parse(capture(name))
     assert result.complete
@@ -65,9 +61,7 @@ def test_every_capture_parses_to_a_complete_run(name: str) -> None:
         assert result.setup.mtu in (1024, 2048, 4096)
 
 
-@pytest.mark.parametrize(
-    "name", NAMES or [pytest.param("", marks=pytest.mark.skip(reason=f"no perftest captures at {CAPTURES}"))]
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_every_bandwidth_row_obeys_perftests_own_arithmetic(name: str) -> None:
     # print_report_bw: bw = size * iters * f / (cycles * format_factor), msgRate = iters * f / (cycles * 10^6), so
     # bytes/s = MsgRate * 10^6 * size whatever the unit. Only the 2^20 reading of MB/sec satisfies this.

@@ -1,26 +1,26 @@
 from __future__ import annotations
 
 import pytest
-from diagtext import shared
+from captures import read_capture
 
 from ibprov.probes import ParseError
 from ibprov.probes.sminfo import SmInfo, parse
 
 
 def test_sim_master_sm() -> None:
-    assert parse(shared("sim/sminfo-sim-v44.txt")) == SmInfo(1, 0x100001, 229, 0, 3, "SMINFO_MASTER")
+    assert parse(read_capture("sim/sminfo-sim-v44.txt")) == SmInfo(1, 0x100001, 229, 0, 3, "SMINFO_MASTER")
 
 
 def test_real_hdr_master_with_priority_15() -> None:
     # The capture starts with the command the user typed (" sminfo").
-    info = parse(shared("sminfo/hdr-master-priority15.txt", not_output=1))
+    info = parse(read_capture("sminfo/hdr-master-priority15.txt", not_output=1))
     assert (info.lid, info.guid, info.activity_count, info.priority) == (4, 0x8C0EB0300F6FC26, 5568705, 15)
     assert info.is_master
 
 
 def test_typed_command_is_not_sminfo_output() -> None:
     with pytest.raises(ParseError) as caught:
-        parse(shared("sminfo/hdr-master-priority15.txt"))
+        parse(read_capture("sminfo/hdr-master-priority15.txt"))
     assert (caught.value.tool, caught.value.line_no, caught.value.line) == ("sminfo", 1, " sminfo")
 
 

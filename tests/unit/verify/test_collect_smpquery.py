@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import pytest
-from diagtext import own, shared
+from captures import read_capture
+from diagtext import own
 
 from ibprov.probes import ParseError
 from ibprov.probes.smpquery import (
@@ -12,13 +13,13 @@ from ibprov.probes.smpquery import (
 
 
 def test_pkeys_keep_the_membership_bit_and_the_capacity() -> None:
-    pkeys = parse_pkeys(shared("sim/smpquery-pkeys-sim-v44.txt"))
+    pkeys = parse_pkeys(read_capture("sim/smpquery-pkeys-sim-v44.txt"))
     assert pkeys.pkeys == (0xFFFF, 0x8010, 0x0020)  # 0x0020: limited member
     assert (len(pkeys.table), pkeys.capacity) == (64, 64)
 
 
 def test_pkeys_after_sighup_show_the_new_partition() -> None:
-    assert parse_pkeys(shared("sim/smpquery-pkeys-after-sighup-sim-v44.txt")).pkeys == (
+    assert parse_pkeys(read_capture("sim/smpquery-pkeys-after-sighup-sim-v44.txt")).pkeys == (
         0xFFFF,
         0x8010,
         0x0020,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from test_report_json import clean_fabric, fabric_with_findings
+from reportkit import clean_fabric, fabric_with_findings
 
 from ibprov.cli import cli
 from ibprov.report import SectionReport

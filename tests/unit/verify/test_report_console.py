@@ -3,8 +3,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from reportkit import clean_report, report_with_findings
 from rich.console import Console
-from test_report_json import clean_report, report_with_findings
 
 from ibprov.report.console import findings_table, summary_text, table_width
 from ibprov.report.model import CheckResult, Finding, Report, SectionReport, Severity

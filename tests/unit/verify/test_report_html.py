@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from nodekit import healthy_rack, rack_plan
-from test_report_json import fabric_with_findings
+from reportkit import fabric_with_findings
 
 from ibprov.clusterspec import load_spec_text
 from ibprov.probes.perfprobe import NodeProbe

@@ -3,11 +3,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import Counter
 
-from test_report_json import clean_report, report_with_findings
+from reportkit import clean_report, report_with_findings
 
 from ibprov.report import to_junit
-from ibprov.verify.judge import catalogue
 from ibprov.verify.fabric.checks import FAMILIES
+from ibprov.verify.judge import catalogue
 
 
 def cases(xml: str) -> list[ET.Element]:

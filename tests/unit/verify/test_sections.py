@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from nodekit import healthy_rack, rack_plan
-from test_report_json import clean_fabric, fabric_with_findings
+from reportkit import clean_fabric, fabric_with_findings
 
 from ibprov.cli import cli
 from ibprov.report import Report, to_dict, to_junit

@@ -1,38 +1,16 @@
-"""Helpers for the perftest schedule tests: specs built in code, the shared sim captures, and a checker that
+"""Helpers for the perftest schedule tests: specs built in code, and a checker that
 recomputes a route-aware schedule's routes, coverage and conflicts from scratch."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from fractions import Fraction
-from pathlib import Path
-
-import pytest
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.clusterspec.types import Endpoint
 from ibprov.design import design, spec_text
 from ibprov.verify.perf.routes import Routing
 from ibprov.verify.perf.schedule import Schedule
-
-# /work/main/tests/unit/verify/perf/perfkit.py -> parents[4] is the repo; the shared fixtures sit beside it.
-SHARED = Path(__file__).resolve().parents[4].parent / "shared" / "fixtures"
-_EXIT = re.compile(r"^\[exit=\d+\]$")
-
-
-def shared(relative: str) -> str:
-    """A shared capture without its ``# source:`` line and the capture script's ``[exit=N]`` line; skips the
-    test when the captures are absent."""
-    path = SHARED / relative
-    if not path.is_file():
-        pytest.skip(f"shared capture not found at {path}")
-    lines = path.read_text(encoding="utf-8").split("\n")
-    assert lines[0].startswith("# source:"), f"{path} does not start with '# source:'"
-    body = lines[1:]
-    while body and (not body[-1].strip() or _EXIT.match(body[-1])):
-        body.pop()
-    return "\n".join(body) + "\n"
 
 
 def designed(nodes: int, radix: int, blocking: str = "1") -> LoadedSpec:

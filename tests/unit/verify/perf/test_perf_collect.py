@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from perfkit import shared
+from captures import read_capture
 
 from ibprov.clusterspec import load_spec_text
 from ibprov.probes.perfprobe import script
@@ -110,7 +110,7 @@ def plan() -> PerfPlan:
 
 @pytest.fixture
 def client_output() -> str:
-    return shared("perftest/ndr200-ib_send_bw-a-gbits-client-cx7.txt")
+    return read_capture("perftest/ndr200-ib_send_bw-a-gbits-client-cx7.txt")
 
 
 def test_the_server_listens_before_the_client_starts_and_is_stopped_after(plan: PerfPlan, client_output: str) -> None:
@@ -155,7 +155,7 @@ def test_ctrl_c_stops_every_server_started_and_returns_what_was_done(plan: PerfP
 
 
 def test_a_result_without_the_size_asked_for_is_no_result(plan: PerfPlan) -> None:
-    partial = shared("perftest/hdr200-ib_write_bw-a-server-final-row-only.txt")  # one row: 8 MiB
+    partial = read_capture("perftest/hdr200-ib_write_bw-a-server-final-row-only.txt")  # one row: 8 MiB
     (run,) = collect(plan, ScriptedRemote(partial)).runs
     assert run.status == "failed"
     assert run.reason.startswith("ib_write_bw printed no result row for 65536 bytes")

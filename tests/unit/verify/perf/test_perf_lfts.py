@@ -4,9 +4,9 @@ the source prints (-n, -a, LMC > 0), and its refusals."""
 from __future__ import annotations
 
 import pytest
+from captures import read_capture
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from perfkit import shared
 
 from ibprov.probes import ParseError
 from ibprov.probes.lfts import Destination, argv, ibroute_argv, parse
@@ -21,7 +21,7 @@ def table(*entries: str, footer: str | None = None) -> str:
 
 
 def test_dump_lfts_capture_has_every_switch_and_entry() -> None:
-    lfts = parse(shared("sim/dump_lfts-sim-v44.txt"))
+    lfts = parse(read_capture("sim/dump_lfts-sim-v44.txt"))
     assert [(hex(s.guid), s.description) for s in lfts.switches] == [
         ("0x200001", "Leaf2"),
         ("0x200002", "Spine1"),
@@ -44,13 +44,13 @@ def test_dump_lfts_capture_has_every_switch_and_entry() -> None:
 
 
 def test_ibroute_capture_is_the_same_table_as_in_dump_lfts() -> None:
-    one = parse(shared("sim/ibroute-sim-v44.txt"), "ibroute")
+    one = parse(read_capture("sim/ibroute-sim-v44.txt"), "ibroute")
     assert len(one.switches) == 1
     leaf1 = one.switches[0]
     assert (leaf1.guid, leaf1.description, leaf1.address, leaf1.lid) == (0x200000, "Leaf1", "Lid 2", 2)
     assert dict(leaf1.ports) == {1: 1, 2: 0, 3: 35, 4: 35, 5: 2, 6: 35, 7: 35}
     assert leaf1.destinations[5] == Destination("Channel Adapter", 0x100003, "node02 mlx5_0")
-    every = parse(shared("sim/dump_lfts-sim-v44.txt")).switch(0x200000)
+    every = parse(read_capture("sim/dump_lfts-sim-v44.txt")).switch(0x200000)
     assert every is not None
     assert every.ports == leaf1.ports
     assert every.destinations == leaf1.destinations

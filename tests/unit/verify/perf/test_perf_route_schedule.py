@@ -8,9 +8,10 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from captures import read_capture
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from perfkit import check_route_schedule, designed, shared
+from perfkit import check_route_schedule, designed
 
 from ibprov.clusterspec import load_spec, load_spec_text
 from ibprov.clusterspec.types import Endpoint
@@ -156,7 +157,9 @@ subnet_manager: {routing_engine: ftree, instances: [{node: node01, priority: 15}
 
 
 def sim_routing() -> tuple[ibnetdiscover.Fabric, lfts.Lfts]:
-    return ibnetdiscover.parse(shared("sim/ibnetdiscover-sim-v44.txt")), lfts.parse(shared("sim/dump_lfts-sim-v44.txt"))
+    return ibnetdiscover.parse(read_capture("sim/ibnetdiscover-sim-v44.txt")), lfts.parse(
+        read_capture("sim/dump_lfts-sim-v44.txt")
+    )
 
 
 def test_lfts_of_the_sim_capture() -> None:
@@ -216,7 +219,7 @@ def test_describe_for_a_dry_run() -> None:
 
 def test_a_host_missing_from_the_tables_is_noted_and_its_directions_unroutable() -> None:
     fabric, _ = sim_routing()
-    text = shared("sim/dump_lfts-sim-v44.txt")
+    text = read_capture("sim/dump_lfts-sim-v44.txt")
     leaf2 = text.split("0x0007 002 : (Channel Adapter portguid 0x0000000000100007: 'node04 mlx5_0')\n", 1)
     assert len(leaf2) == 2  # the first table (Leaf2) loses node04's entry
     text = leaf2[0] + leaf2[1].replace("7 valid lids dumped", "6 valid lids dumped", 1)
