@@ -7,6 +7,7 @@ report of canned observations needs no host at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
@@ -33,12 +34,19 @@ NODES: Skeleton[NodePlan, Hosts] = Skeleton("nodes", TITLE, FAMILIES, SCHEMA, fa
 check_nodes = NODES.report  # the section report of the hosts' observations against the plan (no I/O)
 
 
-def verify_nodes(loaded: LoadedSpec, collector: NodeCollector, *, twin: TwinLimits | None = None) -> SectionReport:
+def verify_nodes(
+    loaded: LoadedSpec,
+    collector: NodeCollector,
+    *,
+    twin: TwinLimits | None = None,
+    inventory: Mapping[str, Any] | str | None = None,
+) -> SectionReport:
     """Collect from every planned host through ``collector`` and check against ``loaded``; ``twin``: the
-    hosts are the twin's, judged by what it can show (and the report says what it cannot)."""
+    hosts are the twin's, judged by what it can show (and the report says what it cannot); ``inventory``:
+    what the collector reaches the hosts through (an unreachable host's hint names it)."""
 
     def observe() -> tuple[NodePlan, Hosts]:
-        plan = build_node_plan(loaded, twin=twin, inventory=getattr(collector, "inventory", None))
+        plan = build_node_plan(loaded, twin=twin, inventory=inventory)
         return plan, collector.collect(plan.hosts)
 
     notes = _twin_notes(loaded, twin) if twin is not None else ()
@@ -66,7 +74,7 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, _started: Any) -> SectionRe
     else:
         source = str(options.inventory) if options.inventory else nodes_inventory(loaded)
         twin = read_limits(options.twin_limits) if options.twin_limits is not None else None
-    return verify_nodes(loaded, AnsibleNodeCollector(source), twin=twin)
+    return verify_nodes(loaded, AnsibleNodeCollector(source), twin=twin, inventory=source)
 
 
 SECTION = NODES.section(_run)

@@ -52,6 +52,21 @@ def test_a_clean_rack_exits_0_and_writes_json_and_junit(monkeypatch: pytest.Monk
     assert ET.parse(tmp_path / "r.xml").getroot().get("failures") == "0"
 
 
+def test_an_unreachable_host_s_hint_names_the_inventory_given_on_the_command_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    hosts = healthy_rack()
+    hosts["node02"] = HostObservation("node02", error="unreachable: timed out")
+    fake_collector(monkeypatch, hosts)
+    inv = tmp_path / "inventory"
+    inv.mkdir()
+    result = run("--nodes", str(RACK), "--inventory", str(inv), "--json", str(tmp_path / "r.json"))
+    assert result.exit_code == 1
+    doc = json.loads((tmp_path / "r.json").read_text())
+    (finding,) = [f for f in doc["findings"] if f["check"] == "node.unreachable"]
+    assert f"`ansible node02 -i {inv} -m ping`" in finding["fix"]
+
+
 def test_findings_exit_1_with_a_table_line_each(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     hosts = healthy_rack()
     hosts["node01"] = healthy_host("node01", state="DOWN", phys="Polling")

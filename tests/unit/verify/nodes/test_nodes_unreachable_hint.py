@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ibprov.clusterspec import load_spec
 from ibprov.run.inventory import nodes_inventory
@@ -17,10 +16,7 @@ RACK = Path(__file__).resolve().parents[4] / "examples" / "rack.yaml"
 
 
 class UnreachableCollectorDouble:
-    """Test double of AnsibleNodeCollector: keeps the inventory it was given, and reaches no host."""
-
-    def __init__(self, inventory: Mapping[str, Any] | str) -> None:
-        self.inventory = inventory
+    """Test double of AnsibleNodeCollector: reaches no host."""
 
     @property
     def where(self) -> str:
@@ -33,7 +29,7 @@ class UnreachableCollectorDouble:
 
 def test_the_hint_names_the_inventory_directory_verify_was_given() -> None:
     loaded = load_spec(RACK)
-    report = verify_nodes(loaded, UnreachableCollectorDouble("/srv/ib inventories/rack/inventory"))
+    report = verify_nodes(loaded, UnreachableCollectorDouble(), inventory="/srv/ib inventories/rack/inventory")
     unreachable = [f for f in report.findings if f.check == "node.unreachable"]
     assert [f.object for f in unreachable] == sorted(n.name for n in loaded.spec.nodes)
     node02 = next(f for f in unreachable if f.object == "node02")
@@ -45,7 +41,7 @@ def test_the_hint_names_the_inventory_directory_verify_was_given() -> None:
 def test_without_an_inventory_the_hint_is_an_inline_inventory_of_the_spec_address_and_user() -> None:
     loaded = load_spec(RACK)
     inventory = nodes_inventory(loaded)
-    report = verify_nodes(loaded, UnreachableCollectorDouble(inventory))
+    report = verify_nodes(loaded, UnreachableCollectorDouble(), inventory=inventory)
     node = next(n for n in loaded.spec.nodes if n.name == "node02")
     entry = inventory["all"]["hosts"]["node02"]
     fix = next(f.fix for f in report.findings if f.object == "node02")
