@@ -1,7 +1,7 @@
 """The collect half of verify: which command to run, and how to read its output (pure parsers).
 
 The fabric section's diag commands are registered here; the nodes section's probe and facts parsers are
-in :mod:`.hostfacts`.
+in :mod:`.hostprobe`.
 
 Each collector pairs an argv builder with a pure ``parse(stdout) -> typed result``. Nothing here runs
 a command: the verify step runs ``collector.argv(...)`` locally or through Ansible, checks the exit

@@ -1,5 +1,5 @@
 """Gathering for ``verify --nodes``: two ad-hoc Ansible runs over all planned hosts (the ib_facts module,
-and one shell probe); everything they return is parsed by :mod:`ibprov.probes.hostfacts`.
+and one shell probe); everything they return is parsed by :mod:`ibprov.probes.hostprobe`.
 
 A host Ansible cannot reach, or whose module fails, becomes a :class:`HostObservation` with ``error``
 set: never an exception, and the other hosts go on. Only when Ansible answers for no host at all (it
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ibprov.probes.hostfacts import (
+from ibprov.probes.hostprobe import (
     PROBE_SCRIPT,
     parse_ib_facts,
     parse_ip_addr,
@@ -45,17 +45,17 @@ def _failure(kind: str, outcome: HostOutcome | None) -> str | None:
     return f"unreachable: {reason}" if outcome.status == "unreachable" else f"{kind} failed: {reason}"
 
 
-def observe_host(host: str, facts_done: HostOutcome | None, probe_done: HostOutcome | None) -> HostObservation:
+def observe_host(host: str, ib_facts_done: HostOutcome | None, probe_done: HostOutcome | None) -> HostObservation:
     """One host's observation from its ib_facts and probe outcomes (pure)."""
-    error = _failure("ib_facts", facts_done)
+    error = _failure("ib_facts", ib_facts_done)
     if error is None:
         error = _failure("the probe", probe_done)
-    if error is not None or facts_done is None or probe_done is None:
+    if error is not None or ib_facts_done is None or probe_done is None:
         return HostObservation(host, error=error or "not collected")
     sections = parse_probe(str(probe_done.res.get("stdout", "")))
     return HostObservation(
         host,
-        devices=parse_ib_facts(facts_done.res.get("ansible_facts") or {}),
+        devices=parse_ib_facts(ib_facts_done.res.get("ansible_facts") or {}),
         memlock=parse_memlock(sections.get("memlock", "")),
         opensm=parse_opensm(sections.get("opensm", "")),
         addresses=parse_ip_addr(sections.get("ip", "")),
@@ -81,6 +81,6 @@ class AnsibleNodeCollector:
 
     def collect(self, hosts: Sequence[str]) -> dict[str, HostObservation]:
         env = {"ANSIBLE_LIBRARY": str(roles_dir() / "ib_facts" / "library")}
-        facts = self.ansible.module(hosts, "ib_facts", env=env)
+        ib_facts = self.ansible.module(hosts, "ib_facts", env=env)
         probe = self.ansible.module(hosts, "ansible.builtin.shell", {"cmd": PROBE_SCRIPT}, env=env)
-        return {h: observe_host(h, facts.get(h), probe.get(h)) for h in hosts}
+        return {h: observe_host(h, ib_facts.get(h), probe.get(h)) for h in hosts}

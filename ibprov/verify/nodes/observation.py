@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ibprov.probes.hostfacts import DeviceFacts, PortFacts
+from ibprov.probes.hostprobe import DeviceFacts, PortFacts
 
 __all__ = ["DeviceFacts", "HostObservation", "PortFacts"]
 

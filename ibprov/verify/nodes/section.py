@@ -1,7 +1,7 @@
 """``verify --nodes``: node-level acceptance (HCAs, ports, firmware, stack, memlock, IPoIB, stray SMs).
 
 The entry point of the nodes section (:data:`SECTION`). Collection (:mod:`.collect`) is thin Ansible
-plumbing; parsing (:mod:`ibprov.probes.hostfacts`) and the checks (:mod:`.checks`) are pure, so the
+plumbing; parsing (:mod:`ibprov.probes.hostprobe`) and the checks (:mod:`.checks`) are pure, so the
 report of canned observations needs no host at all.
 """
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ibprov.clusterspec import load_spec
-from ibprov.probes.hostfacts import MARK
+from ibprov.probes.hostprobe import MARK
 from ibprov.run.adhoc import HostOutcome
 from ibprov.verify.nodes.collect import observe_host
 from ibprov.verify.nodes.observation import HostObservation

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from nodekit import ib_facts, probe_stdout
 
-from ibprov.probes.hostfacts import (
+from ibprov.probes.hostprobe import (
     parse_ib_facts,
     parse_ip_addr,
     parse_memlock,
