@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
@@ -217,8 +219,6 @@ def twin_prove(
     synthetic_guids: bool,
 ) -> None:
     """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
-    import tempfile
-
     # lazy: the twin (ibsim, OpenSM) only for its commands; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
     from ibprov.twin.prove import prove
@@ -750,8 +750,6 @@ def _perf_dry_run(spec: Path, options: VerifyOptions, chosen: list[str], target:
 
 def _show_progress() -> None:
     """Long sections (perf) log their progress to ``ibprov.progress``: shown on a terminal, quiet in CI."""
-    import logging
-
     logger = logging.getLogger("ibprov.progress")
     if sys.stderr.isatty() and not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)

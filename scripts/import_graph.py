@@ -107,8 +107,7 @@ def _imports(path: Path) -> Iterator[Import]:
                     start -= 1
                 snippet = "\n".join(lines[start:end])
                 for name in names:
-                    if name == "ibprov" or name.startswith("ibprov."):
-                        yield Import(source, name, child.lineno, inner, type_only, snippet)
+                    yield Import(source, name, child.lineno, inner, type_only, snippet)
             elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 yield from walk(child, True, type_only)
             elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
@@ -122,8 +121,14 @@ def _imports(path: Path) -> Iterator[Import]:
     yield from walk(tree, False, False)
 
 
-def all_imports() -> list[Import]:
+def every_import() -> list[Import]:
+    """Every import statement of ibprov, of its own modules, the standard library's and third parties'."""
     return [imp for path in sorted(PACKAGE.rglob("*.py")) for imp in _imports(path)]
+
+
+def all_imports() -> list[Import]:
+    """The imports of ibprov's own modules: the graph of the floors."""
+    return [imp for imp in every_import() if imp.target == "ibprov" or imp.target.startswith("ibprov.")]
 
 
 def package_of(module: str) -> str:
@@ -199,7 +204,8 @@ def module_cycles(imports: list[Import]) -> list[list[str]]:
 
 
 def unexplained_inner_imports(imports: list[Import]) -> list[str]:
-    """Imports of ibprov modules inside functions whose statement (or the line above) gives no reason."""
+    """Imports inside functions (of any module: ibprov's, the standard library's, a third party's) whose
+    statement, or the comment above it or above its run of imports, gives no reason."""
     return [
         f"{i.source}:{i.line} imports {i.target} inside a function without a reason"
         for i in imports

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
@@ -275,6 +276,4 @@ def _plural(n: int, noun: str) -> str:
 
 def utc_now_text() -> str:
     """The report's ``started`` stamp: UTC, seconds, ``Z`` suffix (``2026-12-02T11:21:28Z``)."""
-    from datetime import UTC, datetime
-
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

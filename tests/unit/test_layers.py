@@ -44,8 +44,8 @@ def test_no_modules_import_each_other_in_a_cycle(imports: list) -> None:
     assert graph.module_cycles(imports) == []
 
 
-def test_every_import_inside_a_function_says_why(imports: list) -> None:
-    assert graph.unexplained_inner_imports(imports) == []
+def test_every_import_inside_a_function_says_why() -> None:
+    assert graph.unexplained_inner_imports(graph.every_import()) == []
 
 
 def test_the_checker_sees_an_upward_import_a_cycle_and_an_unexplained_lazy_import(tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ class SshTarget:
 def ssh_targets(nodes: Iterable[tuple[str, str, str]], config: Path | None = None) -> dict[str, SshTarget]:
     """``(node, address, user)`` of each node, completed by the OpenSSH ``config`` (default ``~/.ssh/config``
     when it exists)."""
-    import paramiko
+    import paramiko  # lazy: 120 ms to import; only verify --perf's SSH needs it
 
     path = config if config is not None else Path.home() / ".ssh" / "config"
     ssh_config = paramiko.SSHConfig.from_path(str(path)) if path.is_file() else paramiko.SSHConfig()
@@ -203,7 +203,7 @@ class SshRemote:
             return client
 
     def _open(self, target: SshTarget) -> Any:
-        import paramiko
+        import paramiko  # lazy: 120 ms to import; only verify --perf's SSH needs it
 
         client = paramiko.SSHClient()
         client.load_system_host_keys()
@@ -251,7 +251,7 @@ class SshRemote:
         self._client(node)
 
     def _channel(self, node: str, command: str) -> Any:
-        import paramiko
+        import paramiko  # lazy: 120 ms to import; only verify --perf's SSH needs it
 
         try:
             transport = self._client(node).get_transport()
@@ -318,7 +318,7 @@ class SshRemote:
 def _proxy_command(command: str) -> Any:
     """paramiko's ProxyCommand whose close may run twice (the client's and its transport thread's) and
     reaps the process (paramiko's raises ProcessLookupError in that thread when the command already ended)."""
-    import paramiko
+    import paramiko  # lazy: 120 ms to import; only verify --perf's SSH needs it
 
     class Proxy(paramiko.ProxyCommand):  # type: ignore[misc]
         def close(self) -> None:
