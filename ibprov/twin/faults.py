@@ -127,6 +127,16 @@ def _run(state: RackState, op: dict[str, Any]) -> None:
         time.sleep(float(op["settle"]))
 
 
+def _enable_steps(ends: Sequence[tuple[int, int]], field: str, old: int, new: int) -> list[dict[str, Any]]:
+    """The SMPs that move both ends of a cable from enabling ``old`` to enabling ``new`` (LinkWidthEnabled or
+    LinkSpeed(Ext)Enabled, bit masks) without a moment in which the two ends enable nothing in common: ibsim
+    recomputes a link's active width whenever it is asked, and panics (``get_active_linkwidth: mismatched
+    enabled width``) when the ends share none, taking the whole twin down. Both ends first add ``new`` to
+    ``old``, then keep ``new`` alone; at every step they share ``old`` or ``new``."""
+    both = old | new
+    return [{"portstate": [lid, port, field, mask]} for mask in (both, new) for lid, port in ends]
+
+
 def _sm_containers(state: RackState, loaded: LoadedSpec) -> list[str]:
     """The containers of the planned SM nodes, highest priority first."""
     ordered = sorted(loaded.spec.subnet_manager.instances, key=lambda i: -i.priority)
@@ -179,12 +189,10 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
                 raise RackError(f"{end}: degrade within the same speed family ({planned_field})")
         else:
             raise RackError("degrade END width=1x | speed=EDR")
-        # ibsim trains a link at the best width/speed both ends enable, and panics when they share none:
-        # both ends are set, then the link retrains
         ends = [(lids[_node_id(switch_end)], switch_end.port), (lids[_node_id(other)], other.port)]
         retrain = {"console": [f"Unlink {_port(switch_end)}", f"ReLink {_port(switch_end)}"], "settle": 1}
-        do = [*({"portstate": [lid, port, field, new]} for lid, port in ends), retrain]
-        undo = [*({"portstate": [lid, port, field, old]} for lid, port in ends), retrain]
+        do = [*_enable_steps(ends, field, old, new), retrain]
+        undo = [*_enable_steps(ends, field, new, old), retrain]
         text = f"degraded the cable at {end} to {what} {value}"
     elif kind == "rogue-sm" and len(args) == 1:
         node = args[0]

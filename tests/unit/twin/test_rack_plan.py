@@ -160,3 +160,54 @@ def test_a_fault_that_cannot_be_done_is_a_clear_error(tmp_path: Path, console: l
         faults._container(state, "node03")
     assert console == []
     assert state.faults == []
+
+
+@pytest.mark.parametrize(
+    ("end", "change", "field", "planned", "degraded"),
+    [
+        ("node01/mlx5_0:1", "width=1x", "width", 2, 1),  # 4x -> 1x: LinkWidthEnabled masks
+        ("node01/mlx5_0:1", "speed=EDR", "espeed", 4, 2),  # HDR -> EDR: LinkSpeedExtEnabled masks
+    ],
+)
+def test_a_degraded_cable_s_two_ends_share_a_width_or_speed_at_every_step(
+    tmp_path: Path,
+    console: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    end: str,
+    change: str,
+    field: str,
+    planned: int,
+    degraded: int,
+) -> None:
+    """ibsim panics (and the twin is gone) when the two ends of a link enable nothing in common; the
+    degrade fault and its heal move both ends through masks that always overlap."""
+    loaded = load_spec(REPO / "examples" / "rack.yaml")
+    state = rack_state(tmp_path)
+    state.save()
+    lids = {faults.switch_id("leaf01"): 10, faults.hca_id("node01", "mlx5_0"): 21}
+    monkeypatch.setattr(faults, "_lids", lambda _state, _loaded: lids)
+    smps: list[list[str]] = []
+    monkeypatch.setattr(faults, "_diag", lambda _state, argv: smps.append(list(argv)) or "")
+    peer = next(link for link in loaded.topology.links if str(link.b) == end or str(link.a) == end)
+    assert (str(peer.width), str(peer.speed)) == ("4x", "HDR"), "the example cables node01 at 4x HDR"
+
+    def walk(masks: dict[tuple[str, str], int]) -> list[dict[tuple[str, str], int]]:
+        seen = []
+        for argv in smps:
+            assert argv[0] == "ibportstate"
+            assert argv[3] == field
+            masks[(argv[1], argv[2])] = int(argv[4])
+            seen.append(dict(masks))
+        return seen
+
+    faults.inject(state, loaded, "degrade", [end, change])
+    start = {("10", str(peer.a.port if peer.a.hca is None else peer.b.port)): planned, ("21", "1"): planned}
+    steps = walk(dict(start))
+    assert len(steps) == 4
+    assert all(a & b for a, b in (tuple(s.values()) for s in steps)), steps
+    assert set(steps[-1].values()) == {degraded}
+    smps.clear()
+    faults.heal(state)
+    steps = walk(dict(steps[-1]))
+    assert all(a & b for a, b in (tuple(s.values()) for s in steps)), steps
+    assert set(steps[-1].values()) == {planned}
