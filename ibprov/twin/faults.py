@@ -4,8 +4,8 @@
 * ``swap A B``: the cables at A and B exchange their far ends (``Unlink`` + ``Link``) -> ``cabling.swapped``.
 * ``counters END [NAME=N ...]``: ibsim ``PerformanceSet`` on END's port (default SymbolErrorCounter=500)
   -> ``counters.threshold``.
-* ``degrade END width=W | speed=S``: the switch end's LinkWidthEnabled / LinkSpeed(Ext)Enabled set through an
-  SMP (``ibportstate``), then the link retrains (``Unlink`` + ``ReLink``) -> ``link.width`` / ``link.speed``.
+* ``degrade END width=W | speed=S``: both ends' LinkWidthEnabled / LinkSpeed(Ext)Enabled set through SMPs
+  (``ibportstate``); ibsim trains the link at once, without a retrain -> ``link.width`` / ``link.speed``.
 * ``rogue-sm NODE``: an OpenSM (priority 0) on NODE's HCA, run on this host (its PID kept for ``heal`` and
   ``down``) -> ``sm.rogue``.
 * ``pkey-drift NODE``: NODE's port GUID put into an unplanned partition in the master's partitions.conf, and
@@ -189,10 +189,12 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
                 raise RackError(f"{end}: degrade within the same speed family ({planned_field})")
         else:
             raise RackError("degrade END width=1x | speed=EDR")
+        # no Unlink/ReLink: ibsim trains both ends at the mask's best width/speed as each SMP lands, and a
+        # ReLink is where it panics on ends that enable nothing in common; the port stays ACTIVE, so the SM
+        # does not reconfigure it (it would enable every supported width again on a port in INIT)
         ends = [(lids[_node_id(switch_end)], switch_end.port), (lids[_node_id(other)], other.port)]
-        retrain = {"console": [f"Unlink {_port(switch_end)}", f"ReLink {_port(switch_end)}"], "settle": 1}
-        do = [*_enable_steps(ends, field, old, new), retrain]
-        undo = [*_enable_steps(ends, field, new, old), retrain]
+        do = _enable_steps(ends, field, old, new)
+        undo = _enable_steps(ends, field, new, old)
         text = f"degraded the cable at {end} to {what} {value}"
     elif kind == "rogue-sm" and len(args) == 1:
         node = args[0]

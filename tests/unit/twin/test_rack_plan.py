@@ -201,6 +201,7 @@ def test_a_degraded_cable_s_two_ends_share_a_width_or_speed_at_every_step(
         return seen
 
     faults.inject(state, loaded, "degrade", [end, change])
+    assert not any("Link" in sent for sent in console), "no Unlink/ReLink: ibsim panics on a ReLink of ends apart"
     start = {("10", str(peer.a.port if peer.a.hca is None else peer.b.port)): planned, ("21", "1"): planned}
     steps = walk(dict(start))
     assert len(steps) == 4
