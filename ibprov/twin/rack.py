@@ -513,7 +513,6 @@ def verify_target(state: RackState) -> VerifyTarget:
     containers (as root) through the rack's inventory and SSH config, judged by the twin's limits; and,
     when the diags fail, whether ibsim has exited."""
     return VerifyTarget(
-        name="twin",
         hosts={name: node.address for name, node in state.nodes.items()},
         user="root",
         inventory=state.inventory,

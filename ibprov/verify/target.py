@@ -30,7 +30,6 @@ class VerifyTarget:
     over SSH as :attr:`user` with :attr:`ssh_config` (perf); a spec node missing from :attr:`hosts` is on the
     fabric only, with no host to log in to. Everything is judged by :attr:`limits`."""
 
-    name: str  # what --target named ("twin"), for messages and reports
     hosts: Mapping[str, str]  # spec node -> the address its host answers on (the twin: its container's)
     user: str  # the login on every host
     inventory: Path  # the Ansible inventory that reaches the hosts

@@ -55,7 +55,6 @@ def a_target(**fields: Any) -> VerifyTarget:
     limits = twin_limits(load_spec(RACK), containers=BOXED)
     hosts = {n: f"10.89.0.{i + 3}" for i, n in enumerate(BOXED)}
     made = dict(
-        name="twin",
         hosts=hosts,
         user="root",
         inventory=Path("/twins/rack1/inventory.yml"),
@@ -70,7 +69,7 @@ def a_target(**fields: Any) -> VerifyTarget:
 def test_the_twin_rack_gives_verify_its_hosts_inventory_diag_environment_and_limits(tmp_path: Path) -> None:
     state = write_rack(tmp_path)
     target = verify_target(state)
-    assert (target.name, target.user) == ("twin", "root")
+    assert target.user == "root"
     assert dict(target.hosts) == {
         "sm01": "10.89.0.3",
         "sm02": "10.89.0.4",
