@@ -40,6 +40,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("render",),
     ("run",),
     ("probes",),
+    ("routing",),
     ("report",),
     ("design", "discover", "verify"),
     ("twin",),
