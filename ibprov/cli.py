@@ -81,19 +81,19 @@ def cli() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing when the spec is valid.")
 @handles_errors
 def validate(spec: Path, quiet: bool) -> None:
-    """Check SPEC; print every problem as FILE:LINE:COL: field: message (exit 2), or a summary (exit 0)."""
-    # lazy: the spec's models (pydantic) only for the commands that read a spec; `ibprov --help` starts without them
-    from ibprov.clusterspec import load_spec
-
-    loaded = load_spec(spec)
+    """Check SPEC; print every problem as FILE:LINE:COL: field: message (exit 2), or a summary (exit 0).
+    Warnings (FILE:LINE:COL: field: warning: message, on stderr, also with --quiet) do not change the exit."""
+    loaded = _load_spec(spec)
     if not quiet:
         s = loaded.spec
         generated = sum(1 for sw in loaded.topology.switches.values() if sw.generated)
+        n = len(loaded.warnings)
         click.echo(
             f"{spec}: valid — cluster {s.cluster.name}: {len(s.nodes)} nodes, "
             f"{len(loaded.topology.switches)} switches ({generated} generated), "
             f"{len(loaded.topology.links)} links, {len(s.partitions)} partitions, "
             f"{len(s.subnet_manager.instances)} subnet managers, QoS {'on' if s.qos.enabled else 'off'}"
+            + (f"; {n} warning{'s' if n != 1 else ''}" if n else "")
         )
 
 
@@ -145,10 +145,9 @@ def example(output: Path | None, force: bool) -> None:
 def render(spec: Path, out_dir: Path | None, check: bool, synthetic_guids: bool) -> None:
     """Render SPEC into the inventory, role variables, OpenSM files and the fabric twin."""
     # lazy: render (jinja2) only for render; `ibprov --help` starts without them
-    from ibprov.clusterspec import load_spec
     from ibprov.render import diff_tree, render_files, write_tree
 
-    loaded = load_spec(spec)
+    loaded = _load_spec(spec)
     out_dir = out_dir or Path("inventories") / loaded.spec.cluster.name
     output = render_files(loaded, synthetic_guids=synthetic_guids)
     for note in output.notes:
@@ -220,10 +219,9 @@ def twin_prove(
 ) -> None:
     """Bring the planned fabric up on the twin (ibsim + the rendered OpenSM config) and report."""
     # lazy: the twin (ibsim, OpenSM) only for its commands; `ibprov --help` starts without them
-    from ibprov.clusterspec import load_spec
     from ibprov.twin.prove import prove
 
-    loaded = load_spec(spec)
+    loaded = _load_spec(spec)
     with tempfile.TemporaryDirectory(prefix="ibprov-twin-") as tmp:
         result = prove(loaded, workdir or Path(tmp), timeout=timeout, verify=run_verify)
     for line in result.lines:
@@ -253,10 +251,9 @@ def twin_up(spec: Path) -> None:
     """Build the twin rack of SPEC (or reuse the one running): ibsim and a container per node, reachable over
     SSH; then `ibprov apply SPEC --target twin`."""
     # lazy: the twin (podman) only for its commands; `ibprov --help` starts without them
-    from ibprov.clusterspec import load_spec
     from ibprov.twin.rack import up
 
-    loaded = load_spec(spec)
+    loaded = _load_spec(spec)
     state = up(loaded, say=lambda line: click.echo(line, err=True))
     for note in state.limits.notes():
         click.echo(f"note: {note}", err=True)
@@ -381,9 +378,7 @@ def _apply_options(*, plan: bool) -> Callable[[F], F]:
 
 
 def _run_apply(spec: Path, options: ApplyOptions, *, run_dir: Path | None, target: str | None) -> None:
-    from ibprov.clusterspec import load_spec  # lazy: the spec's models (pydantic, 0.2 s) for the commands that read one
-
-    loaded = load_spec(spec)
+    loaded = _load_spec(spec)
     directory = run_dir or Path(".ibprov") / loaded.spec.cluster.name
     rendered = None if run_dir else Path("inventories") / loaded.spec.cluster.name
     where = None
@@ -724,9 +719,14 @@ def verify(
 
 
 def _load_spec(spec: Path) -> LoadedSpec:
-    from ibprov.clusterspec import load_spec  # lazy: the spec's models (pydantic) load after verify's prestart
+    """The spec at ``spec``, its warnings printed to stderr (once: each command loads its spec once)."""
+    # lazy: the spec's models (pydantic, 0.2 s) for the commands that read one, and for verify after its prestart
+    from ibprov.clusterspec import load_spec
 
-    return load_spec(spec)
+    loaded = load_spec(spec)
+    for warning in loaded.warnings:
+        click.echo(str(replace(warning, message=f"warning: {warning.message}")), err=True)
+    return loaded
 
 
 def _verify_target(loaded: LoadedSpec) -> VerifyTarget:

@@ -2,7 +2,8 @@
 
 Problems come in two passes, each complete: first the structure (YAML syntax, unknown keys, types,
 ranges), then — once the structure is sound — the rules across the whole spec (names, cabling, GUIDs,
-partitions, SMs, IPoIB, QoS).
+partitions, SMs, IPoIB, QoS). A valid spec then gets its warnings (:mod:`.advice`): located like problems,
+they reject nothing.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ import re
 import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path as FsPath
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ibprov.clusterspec import rules
+from ibprov.clusterspec import advice, rules
 from ibprov.clusterspec.model import ClusterSpec
 from ibprov.clusterspec.positions import Path, SourceMap, decode, load_yaml
 from ibprov.clusterspec.topology import Topology, build_topology
@@ -31,12 +32,13 @@ __all__ = ["ClusterSpec", "LoadedSpec", "collector_paused", "load_spec", "load_s
 
 @dataclass(frozen=True)
 class LoadedSpec:
-    """A valid spec, the topology it plans, and where every value came from."""
+    """A valid spec, the topology it plans, where every value came from, and its warnings (located, sorted)."""
 
     spec: ClusterSpec
     topology: Topology
     source: SourceMap
     path: FsPath | None = None
+    warnings: tuple[Problem, ...] = ()
 
 
 def load_spec(path: str | FsPath) -> LoadedSpec:
@@ -52,7 +54,7 @@ def load_spec(path: str | FsPath) -> LoadedSpec:
     except OSError as exc:
         raise SpecError([Problem(name, 1, 1, "", f"cannot read: {exc.strerror or exc}")]) from None
     loaded = load_spec_text(decode(data, name), name)
-    return LoadedSpec(loaded.spec, loaded.topology, loaded.source, fs_path)
+    return replace(loaded, path=fs_path)
 
 
 @contextmanager
@@ -110,7 +112,8 @@ def _load(text: str, name: str) -> LoadedSpec:
     findings = rules.check(spec, topology)
     if findings:
         raise SpecError([smap.problem(path, message) for path, message in findings])
-    return LoadedSpec(spec, topology, smap)
+    warnings = sorted({smap.problem(path, message) for path, message in advice.advise(spec, topology)})
+    return LoadedSpec(spec, topology, smap, warnings=tuple(warnings))
 
 
 _KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}

@@ -289,6 +289,13 @@ class SubnetManager(Strict):
     routing_engine: Annotated[tuple[RoutingEngine, ...], BeforeValidator(_engine_list)] = Field(
         ("minhop",), min_length=1, description="Routing engines, tried in order."
     )
+    roots: tuple[Name, ...] = Field(
+        (),
+        description=(
+            "Switches updn, dnup and ftree use as roots (root_guid_file); default: the top-tier switches (core, "
+            "else spine)."
+        ),
+    )
     lmc: int = Field(0, ge=0, le=7, description="LID mask control: 2^lmc LIDs per port (ftree and lash need 0).")
     sweep_interval: int = Field(10, ge=0, le=3600, description="Seconds between light sweeps.")
     sm_key: SecretRef | None = Field(

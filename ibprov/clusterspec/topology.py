@@ -239,6 +239,16 @@ def build_topology(spec: ClusterSpec) -> Topology:
     return topo
 
 
+def routing_roots(spec: ClusterSpec, topo: Topology) -> list[str]:
+    """The switches updn, dnup and ftree route from (root_guid_file): subnet_manager.roots, else the top tier
+    (the core switches, else the spines), by name; none in a fabric of leaves only (OpenSM then guesses)."""
+    if spec.subnet_manager.roots:
+        return list(spec.subnet_manager.roots)
+    switches = topo.switches
+    top = "core" if any(s.role == "core" for s in switches.values()) else "spine"
+    return sorted(name for name, s in switches.items() if s.role == top)
+
+
 def _planned(sw: Switch, *, generated: bool = False) -> PlannedSwitch:
     return PlannedSwitch(sw.name, sw.ports, sw.role, sw.node_guid, sw.description, sw.model, generated)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ibprov.clusterspec import LoadedSpec, collector_paused
 from ibprov.clusterspec.model import ClusterSpec, QosTables, SmInstance
+from ibprov.clusterspec.topology import routing_roots
 from ibprov.clusterspec.units import MTU_CODE, RATE_CODE
 from ibprov.errors import Problem
 from ibprov.identity.guids import GuidBook, fmt_guid
@@ -210,14 +211,14 @@ def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
 
 
 def _root_guids(loaded: LoadedSpec, book: GuidBook, notes: list[str]) -> list[str]:
+    """root_guid_file: the GUIDs of subnet_manager.roots, else of the top-tier switches (core, else spine)."""
     engines = set(loaded.spec.subnet_manager.routing_engine)
-    if not engines & {"ftree", "updn"}:
+    if not engines & {"ftree", "updn", "dnup"}:
         return []
-    switches = loaded.topology.switches
-    top = "core" if any(s.role == "core" for s in switches.values()) else "spine"
-    roots = sorted(name for name, s in switches.items() if s.role == top)
+    roots = routing_roots(loaded.spec, loaded.topology)
     guids = [book.switch_guid(name) for name in roots]
     if not roots or any(g is None for g in guids):
+        top = "core" if any(s.role == "core" for s in loaded.topology.switches.values()) else "spine"
         notes.append(
             f"no root_guid_file: {'no ' + top + ' switches' if not roots else 'switch GUIDs unknown'}"
             "; OpenSM detects the roots itself"

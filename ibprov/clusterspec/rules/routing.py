@@ -1,6 +1,6 @@
 """Routing engines: each listed once, one ibprov can configure, and a fabric it can route (ftree: a fat tree
 of two levels at least, every HCA on a leaf, every leaf with an uplink; dor: no tree); LMC and QoS as the
-engines allow."""
+engines allow; the roots (subnet_manager.roots) planned switches, each named once."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from ibprov.clusterspec.model import ClusterSpec
 from ibprov.clusterspec.positions import Path
-from ibprov.clusterspec.rules.findings import Finding
+from ibprov.clusterspec.rules.findings import Finding, dupes, hint
 from ibprov.clusterspec.topology import Topology
 
 QOS_ENGINES = {"lash", "dfsssp", "torus-2QoS"}
@@ -21,9 +21,10 @@ UNSUPPORTED_ENGINES = {
 
 
 def routing_problems(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
-    """What the listed engines need from the plan, then the LMC and QoS they allow."""
+    """What the listed engines need from the plan, then the roots, the LMC and QoS they allow."""
     sm = spec.subnet_manager
     yield from _engine_problems(spec, topo)
+    yield from _root_problems(spec, topo)
     engines = set(sm.routing_engine)
     if sm.lmc and engines & NO_LMC_ENGINES:
         yield (
@@ -97,3 +98,12 @@ def _ftree_problems(topo: Topology, path: Path) -> Iterator[Finding]:
         if role == "leaf" and name not in up:
             yield path, f"ftree needs every leaf cabled to a spine, and {name} has no uplink"
             return
+
+
+def _root_problems(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
+    """subnet_manager.roots: each a planned switch (declared or generated), each named once."""
+    roots = spec.subnet_manager.roots
+    for i, name in enumerate(roots):
+        if name not in topo.switches:
+            yield ("subnet_manager", "roots", i), f"unknown switch {name!r}{hint(name, topo.switches)}"
+    yield from dupes([(name, ("subnet_manager", "roots", i)) for i, name in enumerate(roots)], "root")
