@@ -15,8 +15,8 @@ is `ibprov validate`'s benchmark) -- median and best of N runs.
 
 --twin also brings each fabric up on the twin (ibsim + the planned OpenSM, routing engine ftree), reads
 `ibnetdiscover` and `dump_lfts -n` from it, and builds the schedule from the routes OpenSM programmed
-(`route_aware_from_lfts`, timed from the parsed outputs; parsing timed apart), and counts how many
-host-to-host routes the offline model predicts exactly.
+(`route_aware_from_lfts` over the routing model `from_discovery` builds from the parsed outputs, timed from
+that model; parsing timed apart), and counts how many host-to-host routes the offline model predicts exactly.
 
 Usage:
     bench/perf_schedule.py [--runs 5] [--twin] [--update-docs]
@@ -48,6 +48,7 @@ from docblock import replace_block  # noqa: E402
 from ibprov.clusterspec import LoadedSpec, load_spec_text  # noqa: E402
 from ibprov.design import design, spec_text  # noqa: E402
 from ibprov.probes import ibnetdiscover, lfts  # noqa: E402
+from ibprov.routing.model import RoutingModel, from_discovery  # noqa: E402
 from ibprov.verify.perf.routes import lft_routing, planned_routing  # noqa: E402
 from ibprov.verify.perf.schedule import Schedule, route_aware, route_aware_from_lfts  # noqa: E402
 
@@ -190,9 +191,10 @@ def twin_rows(runs: int) -> list[str]:
         start = time.perf_counter()
         found, tables = ibnetdiscover.parse(topo.stdout), lfts.parse(dump.stdout)
         parse = time.perf_counter() - start
-        schedule = route_aware_from_lfts(found, tables)
-        best, median = times(lambda found=found, tables=tables: route_aware_from_lfts(found, tables), runs)
-        same, total, equal = agreement(loaded, found, tables)
+        model = from_discovery(found, tables)
+        schedule = route_aware_from_lfts(model)
+        best, median = times(lambda model=model: route_aware_from_lfts(model), runs)
+        same, total, equal = agreement(loaded, model)
         cells = [
             label(nodes, radix, blocking, loaded),
             f"{collect:.1f} s",
@@ -207,10 +209,10 @@ def twin_rows(runs: int) -> list[str]:
     return out
 
 
-def agreement(loaded: LoadedSpec, found: ibnetdiscover.Fabric, tables: lfts.Lfts) -> tuple[int, int, bool]:
+def agreement(loaded: LoadedSpec, programmed: RoutingModel) -> tuple[int, int, bool]:
     """Routes (host switch x destination) the model predicts exactly, how many, and whether the routable
     directions are the same."""
-    real, model = lft_routing(found, tables), planned_routing(loaded)
+    real, model = lft_routing(programmed), planned_routing(loaded)
     host = {end: i for i, end in enumerate(model.endpoints)}
     switch = {name: i for i, name in enumerate(model.g.names)}
     same = total = 0

@@ -25,9 +25,10 @@ the destination, never on which host port of that switch sends it. Two sources o
     routes are in the LFTs: use :func:`lft_routing` when the fabric is up.
 
 :func:`lft_routing` (the routes the SM programmed)
-    An ``ibnetdiscover`` topology file (switches, cables, the LID of each CA port) and the tables of
-    ``dump_lfts``: a route is the walk from the source's switch, following each switch's entry for the
-    destination's LID, until the destination's own port. Tiers are hop distances from the switches
+    The routing model every reader of routes shares (:class:`ibprov.routing.model.RoutingModel`, built
+    by :func:`ibprov.routing.model.from_discovery` from an ``ibnetdiscover`` topology file and the tables
+    of ``dump_lfts``): a route is the walk from the source's switch, following each switch's entry for
+    the destination's LID, until the destination's own port. Tiers are hop distances from the switches
     that have host ports. A walk that loops, meets a switch without a table or an entry, or leaves by a
     port without a cable, is no route.
 
@@ -70,10 +71,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.types import Endpoint
 from ibprov.probes.ibnetdiscover import Fabric
-from ibprov.probes.lfts import Lfts
+from ibprov.routing.model import NO_ENTRY, RoutingModel
 
 __all__ = [
     "LinkDirection",
@@ -82,6 +85,7 @@ __all__ = [
     "ca_endpoints",
     "lft_routing",
     "lower_bound",
+    "model_endpoints",
     "planned_routing",
 ]
 
@@ -385,7 +389,8 @@ def planned_routing(loaded: LoadedSpec) -> Routing:
 class _LftRouting(Routing):
     source = "LFTs (dump_lfts)"
 
-    def __init__(self, graph: _Graph, tables: list[Mapping[int, int] | None], lids: list[int]) -> None:
+    def __init__(self, graph: _Graph, tables: list[list[int]], lids: list[int]) -> None:
+        """``tables``: graph switch -> its LFT by LID (:data:`NO_ENTRY`: none), covering every host LID."""
         super().__init__(graph)
         self.tables = tables
         self.lids = lids
@@ -396,7 +401,7 @@ class _LftRouting(Routing):
     def _unreachable(self) -> tuple[str, ...]:
         """A note on host ports whose own switch has no entry for their LID: no route reaches them."""
         g = self.g
-        lost = [h for h in range(len(g.endpoints)) if (self.tables[g.ep_switch[h]] or {}).get(self.lids[h]) is None]
+        lost = [h for h in range(len(g.endpoints)) if self.tables[g.ep_switch[h]][self.lids[h]] == NO_ENTRY]
         if not lost:
             return ()
         shown = ", ".join(f"{g.endpoints[h]} (LID {self.lids[h]})" for h in lost[:4])
@@ -418,9 +423,8 @@ class _LftRouting(Routing):
         path: list[int] = []
         x = switch
         for _ in range(len(g.names)):
-            table = self.tables[x]
-            port = table.get(lid) if table is not None else None
-            if port is None:
+            port = self.tables[x][lid]
+            if port == NO_ENTRY:
                 return None
             if x == last and port == last_port:
                 return tuple(path)
@@ -462,9 +466,8 @@ class _LftRouting(Routing):
             if x in walked:
                 reached, descending = walked[x]
                 break
-            table = self.tables[x]
-            port = table.get(lid) if table is not None else None
-            e = g.out.get((x, port)) if port is not None else None
+            port = self.tables[x][lid]
+            e = g.out.get((x, port))  # none for NO_ENTRY: no port 255
             if (x == last and port == last_port) or e is None or len(steps) > len(g.names):
                 reached = x == last and port == last_port
                 walked[x] = (reached, True)
@@ -497,24 +500,29 @@ class _LftRouting(Routing):
             if g.hosts_on[y] and y != g.ep_switch[host]:
                 out.append(y)
             for e in g.dirs_of[y]:
-                w, table = g.dst[e], self.tables[g.dst[e]]
-                if w not in seen and table is not None and table.get(lid) == g.dport[e]:
+                w = g.dst[e]
+                if w not in seen and self.tables[w][lid] == g.dport[e]:
                     seen.add(w)
                     todo.append(w)
         return sorted(out)
 
 
-def ca_endpoints(fabric: Fabric) -> dict[int, Endpoint]:
-    """LID -> host port for every CA port ``fabric`` shows cabled, named from its NodeDescription: rdma-core
-    sets ``'<host> <device>'`` (``node03 mlx5_0`` -> ``node03/mlx5_0:1``); any other description becomes the
-    host name and the node GUID the device. A plan knows better (``Plan.endpoint``): pass its mapping."""
+def ca_endpoints(fabric: Fabric, ca_names: Mapping[int, str] | None = None) -> dict[int, Endpoint]:
+    """LID -> host port for every CA port ``fabric`` shows cabled: named by ``ca_names`` (port GUID ->
+    ``node/device:port``, the plan's names) where it knows the port, else from its NodeDescription:
+    rdma-core sets ``'<host> <device>'`` (``node03 mlx5_0`` -> ``node03/mlx5_0:1``); any other description
+    becomes the host name and the node GUID the device."""
+    planned = ca_names or {}
     out: dict[int, Endpoint] = {}
     for link in fabric.links:
         for end in (link.a, link.b):
             if end.type != "CA" or end.lid is None:
                 continue
+            name = planned.get(end.port_guid) if end.port_guid is not None else None
             words = end.description.split()
-            if len(words) == 2:
+            if name is not None:
+                out[end.lid] = _read_name(name)
+            elif len(words) == 2:
                 out[end.lid] = Endpoint(words[0], words[1], end.port)
             else:
                 guid = f"0x{end.node_guid:016x}" if end.node_guid is not None else "ca"
@@ -522,73 +530,77 @@ def ca_endpoints(fabric: Fabric) -> dict[int, Endpoint]:
     return out
 
 
-def lft_routing(
-    fabric: Fabric,
-    lfts: Lfts,
-    endpoints: Mapping[int, Endpoint] | None = None,
-    *,
-    switch_names: Mapping[int, str] | None = None,
-) -> Routing:
-    """The routes the SM programmed: ``fabric`` from ``ibnetdiscover`` (topology file, with node GUIDs),
-    ``lfts`` from ``dump_lfts``, ``endpoints`` maps CA port LIDs to host ports (default
-    :func:`ca_endpoints`), ``switch_names`` node GUIDs to names (default the NodeDescription)."""
-    endpoints = ca_endpoints(fabric) if endpoints is None else endpoints
-    switch_names = switch_names or {}
-    switches = [n for n in fabric.nodes if n.type == "SW" and n.guid is not None]
-    counts: dict[str, int] = {}
-    for node in switches:
-        counts[node.description] = counts.get(node.description, 0) + 1
-    names: dict[int, str] = {}
-    for node in switches:
-        assert node.guid is not None
-        unique = counts[node.description] == 1 and node.description
-        names[node.guid] = switch_names.get(node.guid) or (node.description if unique else f"0x{node.guid:016x}")
-    cables, hosts = _fabric_cables(fabric, names, endpoints)
-    level = _hop_levels(names, cables, {guid for _, guid, _ in hosts})
+def _read_name(name: str) -> Endpoint:
+    """A CA port's name in the routing model as a host port: ``node/device:port``, or ``NAME:port`` (a
+    NodeDescription that is not ``'<host> <device>'``: no device)."""
+    head, _, port = name.rpartition(":")
+    host, slash, device = head.partition("/")
+    return Endpoint(host, device, int(port)) if slash and device else Endpoint(head, None, int(port))
+
+
+def model_endpoints(model: RoutingModel) -> dict[int, Endpoint]:
+    """LID -> host port for every CA port of ``model``, read from its name there (``node03/mlx5_0:1``: the
+    plan's name, or rdma-core's NodeDescription ``'node03 mlx5_0'``; any other name is the host, without a
+    device; :func:`ca_endpoints` names those by their node GUID)."""
+    return {ca.lid: _read_name(ca.name) for ca in model.cas}
+
+
+def lft_routing(model: RoutingModel, endpoints: Mapping[int, Endpoint] | None = None) -> Routing:
+    """The routes the SM programmed, from the routing model of the fabric
+    (:func:`ibprov.routing.model.from_discovery` of ``ibnetdiscover`` and ``dump_lfts``): its switches,
+    cables, CA ports and tables. ``endpoints`` maps CA port (base) LIDs to host ports (default
+    :func:`model_endpoints`); a CA port it does not map is left out."""
+    endpoints = model_endpoints(model) if endpoints is None else endpoints
+    n = model.switch_count
+    src, sport = np.nonzero(model.peer >= 0)  # both ends of every cable
+    ends = list(
+        zip(
+            src.tolist(),
+            sport.tolist(),
+            model.peer[src, sport].tolist(),
+            model.peer_port[src, sport].tolist(),
+            strict=True,
+        )
+    )
+    hosts = [ca for ca in model.cas if ca.lid in endpoints]
+    level = _hop_levels(n, ends, {ca.switch for ca in hosts})
+    order = sorted(range(n), key=lambda s: (level[s], model.names[s], model.guids[s]))
     g = _Graph()
-    order = sorted(names, key=lambda guid: (level[guid], names[guid], guid))
-    index = {guid: g.add_switch(names[guid], level[guid]) for guid in order}
+    index = [0] * n
+    for s in order:
+        index[s] = g.add_switch(model.names[s], level[s])
+    cables = sorted((index[a], ap, index[b], bp) for a, ap, b, bp in ends)
     for a, aport, b, bport in cables:
-        g.add_cable(index[a], aport, index[b], bport)
-    lid_of = {endpoints[lid]: lid for lid, _, _ in hosts}
-    g.finish((endpoints[lid], index[guid], port) for lid, guid, port in hosts)
-    by_guid = {table.guid: table.ports for table in lfts.switches}
-    tables = [by_guid.get(guid) for guid in order]
-    return _LftRouting(g, tables, [lid_of[end] for end in g.endpoints])
+        if (a, aport) < (b, bport):  # each cable once, from its end in the lower switch (then port)
+            g.add_cable(a, aport, b, bport)
+    lid_of = {endpoints[ca.lid]: ca.lid for ca in hosts}
+    g.finish((endpoints[ca.lid], index[ca.switch], ca.port) for ca in hosts)
+    lft = model.lft
+    top = max((ca.lid for ca in hosts), default=0)
+    if lft.shape[1] <= top:  # a table given whole that stops below some host's LID: no entry there
+        lft = np.pad(lft, ((0, 0), (0, top + 1 - lft.shape[1])), constant_values=NO_ENTRY)
+    rows: list[list[int]] = lft[order].tolist()  # graph switch -> its table by LID (lists: fast to index)
+    routing = _LftRouting(g, rows, [lid_of[end] for end in g.endpoints])
+    routing.source = model.source or _LftRouting.source
+    return routing
 
 
-def _fabric_cables(
-    fabric: Fabric, names: Mapping[int, str], endpoints: Mapping[int, Endpoint]
-) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int]]]:
-    """Switch-to-switch cables (guid, port, guid, port) and host ports (LID, switch guid, port) of ``fabric``."""
-    cables: list[tuple[int, int, int, int]] = []
-    hosts: list[tuple[int, int, int]] = []
-    for link in fabric.links:
-        ends = sorted((link.a, link.b), key=lambda end: end.type != "SW")  # a switch end first
-        sw, other = ends
-        if sw.type != "SW" or sw.node_guid is None or sw.node_guid not in names:
-            continue
-        if other.type == "SW" and other.node_guid is not None and other.node_guid in names:
-            cables.append((sw.node_guid, sw.port, other.node_guid, other.port))
-        elif other.type == "CA" and other.lid is not None and other.lid in endpoints:
-            hosts.append((other.lid, sw.node_guid, sw.port))
-    return cables, hosts
-
-
-def _hop_levels(names: Mapping[int, str], cables: list[tuple[int, int, int, int]], leaves: set[int]) -> dict[int, int]:
-    neighbours: dict[int, set[int]] = {guid: set() for guid in names}
+def _hop_levels(n: int, cables: list[tuple[int, int, int, int]], leaves: set[int]) -> list[int]:
+    """Hop distance of each switch from the nearest switch with host ports (those no host port reaches:
+    above everything)."""
+    neighbours: list[set[int]] = [set() for _ in range(n)]
     for a, _, b, _ in cables:
         neighbours[a].add(b)
         neighbours[b].add(a)
-    far = len(names) + 1  # switches no host port reaches: above everything
-    level = {guid: (0 if guid in leaves else far) for guid in names}
+    far = n + 1
+    level = [0 if s in leaves else far for s in range(n)]
     frontier = sorted(leaves)
     while frontier:
         nxt = []
-        for guid in frontier:
-            for other in sorted(neighbours[guid]):
-                if level[other] > level[guid] + 1:
-                    level[other] = level[guid] + 1
+        for s in frontier:
+            for other in sorted(neighbours[s]):
+                if level[other] > level[s] + 1:
+                    level[other] = level[s] + 1
                     nxt.append(other)
         frontier = nxt
     return level

@@ -56,8 +56,7 @@ from typing import Literal
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.rails import Rails
 from ibprov.clusterspec.types import Endpoint
-from ibprov.probes.ibnetdiscover import Fabric
-from ibprov.probes.lfts import Lfts
+from ibprov.routing.model import RoutingModel
 from ibprov.verify.perf.routes import LinkDirection, LowerBound, Routing, lft_routing, lower_bound, planned_routing
 
 __all__ = [
@@ -608,13 +607,8 @@ def route_aware(loaded: LoadedSpec) -> Schedule:
     return route_schedule(planned_routing(loaded))
 
 
-def route_aware_from_lfts(
-    fabric: Fabric,
-    lfts: Lfts,
-    endpoints: Mapping[int, Endpoint] | None = None,
-    *,
-    switch_names: Mapping[int, str] | None = None,
-) -> Schedule:
-    """Route-aware pairs from the routes the SM programmed: ``ibnetdiscover`` topology + ``dump_lfts``;
-    ``endpoints`` maps CA port LIDs to host ports (default: from the NodeDescriptions)."""
-    return route_schedule(lft_routing(fabric, lfts, endpoints, switch_names=switch_names))
+def route_aware_from_lfts(model: RoutingModel, endpoints: Mapping[int, Endpoint] | None = None) -> Schedule:
+    """Route-aware pairs from the routes the SM programmed, as the routing model holds them
+    (:func:`ibprov.routing.model.from_discovery` of ``ibnetdiscover`` + ``dump_lfts``); ``endpoints`` maps
+    CA port LIDs to host ports (default: the model's CA port names, :func:`~.routes.model_endpoints`)."""
+    return route_schedule(lft_routing(model, endpoints))

@@ -14,9 +14,11 @@ from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import CollectError
+from ibprov.identity.guids import GuidBook
 from ibprov.probes import ibnetdiscover, lfts
 from ibprov.probes.runner import Runner
 from ibprov.report.model import SectionReport
+from ibprov.routing.model import from_discovery
 from ibprov.verify.fabric.commands import diag_runner
 from ibprov.verify.perf.baseline import Baseline, BaselineEntry, baseline_text, load_baseline
 from ibprov.verify.perf.checks import FAMILIES, run_object
@@ -25,7 +27,7 @@ from ibprov.verify.perf.facts import SCHEMA, PerfFacts, perf_facts
 from ibprov.verify.perf.observation import PerfObservation
 from ibprov.verify.perf.plan import PerfPlan, build_perf_plan, schedule_for
 from ibprov.verify.perf.remote import Remote, SshRemote, ssh_targets
-from ibprov.verify.perf.routes import Routing, lft_routing
+from ibprov.verify.perf.routes import Routing, ca_endpoints, lft_routing
 from ibprov.verify.perf.schedule import Schedule, ScheduleKind, route_schedule
 from ibprov.verify.registry import VerifyOptions
 from ibprov.verify.skeleton import Skeleton
@@ -38,6 +40,7 @@ __all__ = [
     "check_perf",
     "dry_run_lines",
     "live_schedule",
+    "planned_names",
     "verify_perf",
 ]
 
@@ -85,16 +88,45 @@ def check_perf(
     return PERF.report(plan, obs, started=started, duration=duration, collected_from=collected_from, notes=notes)
 
 
-def live_schedule(loaded: LoadedSpec, runner: Runner) -> tuple[Schedule, Routing, str]:
+def live_schedule(loaded: LoadedSpec, runner: Runner, *, twin: bool = False) -> tuple[Schedule, Routing, str]:
     """The route-aware schedule from the LFTs the SM programmed (``ibnetdiscover`` and ``dump_lfts -n``
-    through ``runner``); raises ValueError with why when they cannot be read."""
+    through ``runner``), read into the routing model with the plan's names for the switches and host ports
+    whose GUIDs it knows (``twin``: the twin's stand-in GUIDs) and its LMC; raises ValueError with why when
+    they cannot be read."""
     topo, dump = runner.run_batch([ibnetdiscover.argv(), lfts.argv()], parallel=True)
     for result in (topo, dump):
         if result.returncode != 0:
             tail = (result.stderr or result.stdout).strip().splitlines()
             raise ValueError(f"{result.argv[0]} exited {result.returncode}" + (f": {tail[-1]}" if tail else ""))
-    routing = lft_routing(ibnetdiscover.parse(topo.stdout), lfts.parse(dump.stdout))
+    fabric = ibnetdiscover.parse(topo.stdout)
+    switch_names, ca_names = planned_names(loaded, GuidBook.for_spec(loaded, allow_synthetic=twin, twin=twin))
+    model = from_discovery(
+        fabric,
+        lfts.parse(dump.stdout),
+        switch_names=switch_names,
+        ca_names=ca_names,
+        lmc=loaded.spec.subnet_manager.lmc,
+    )
+    routing = lft_routing(model, ca_endpoints(fabric, ca_names))
     return route_schedule(routing), routing, routing.source
+
+
+def planned_names(loaded: LoadedSpec, book: GuidBook) -> tuple[dict[int, str], dict[int, str]]:
+    """The plan's names by GUID, for the devices whose GUIDs ``book`` knows: switch node GUID -> switch,
+    CA port GUID -> ``node/device:port``."""
+    switches = {}
+    for name in loaded.topology.switches:
+        guid = book.switch_guid(name)
+        if guid is not None:
+            switches[guid] = name
+    ports = {}
+    for node in loaded.spec.nodes:
+        for hca in node.hcas:
+            for port in hca.ports:
+                guid = book.port_guid(node.name, hca.device, port)
+                if guid is not None:
+                    ports[guid] = f"{node.name}/{hca.device}:{port}"
+    return switches, ports
 
 
 def dry_run_lines(
@@ -124,7 +156,7 @@ def _route_aware_live(loaded: LoadedSpec, options: VerifyOptions) -> tuple[Sched
     read (and a note saying why)."""
     runner, _limits = diag_runner(loaded, options)
     try:
-        schedule, routing, _routes = live_schedule(loaded, runner)
+        schedule, routing, _routes = live_schedule(loaded, runner, twin=options.target is not None)
         return schedule, routing, []
     except (ValueError, CollectError) as err:  # the fabric cannot be read from here: the plan's routes
         schedule, routing = schedule_for(loaded, "route-aware")

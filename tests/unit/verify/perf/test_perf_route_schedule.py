@@ -4,6 +4,7 @@ routes OpenSM programmed in the sim captures."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,8 +18,11 @@ from ibprov.clusterspec import load_spec, load_spec_text
 from ibprov.clusterspec.types import Endpoint
 from ibprov.design import DesignError
 from ibprov.probes import ibnetdiscover, lfts
-from ibprov.verify.perf.routes import lft_routing, planned_routing
+from ibprov.probes.runner import CommandResult
+from ibprov.routing.model import RoutingModel, from_discovery
+from ibprov.verify.perf.routes import ca_endpoints, lft_routing, model_endpoints, planned_routing
 from ibprov.verify.perf.schedule import route_aware, route_aware_from_lfts
+from ibprov.verify.perf.section import live_schedule
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "examples"
 
@@ -156,22 +160,22 @@ subnet_manager: {routing_engine: ftree, instances: [{node: node01, priority: 15}
 """
 
 
-def sim_routing() -> tuple[ibnetdiscover.Fabric, lfts.Lfts]:
-    return ibnetdiscover.parse(read_capture("sim/ibnetdiscover-sim-v44.txt")), lfts.parse(
-        read_capture("sim/dump_lfts-sim-v44.txt")
-    )
+def sim_model(dump: str | None = None) -> RoutingModel:
+    """The routing model of the twin's capture (``dump``: another ``dump_lfts`` text for it)."""
+    fabric = ibnetdiscover.parse(read_capture("sim/ibnetdiscover-sim-v44.txt"))
+    return from_discovery(fabric, lfts.parse(read_capture("sim/dump_lfts-sim-v44.txt") if dump is None else dump))
 
 
 def test_lfts_of_the_sim_capture() -> None:
-    fabric, tables = sim_routing()
-    routing = lft_routing(fabric, tables)
+    model = sim_model()
+    routing = lft_routing(model)
     names = routing.g.names
     node03 = next(i for i, end in enumerate(routing.endpoints) if end.device == "node03")
     path = routing.route(names.index("Leaf1"), node03)
     assert path is not None
     assert [str(routing.direction(e)) for e in path] == ["Leaf1:35 -> Spine1:1", "Spine1:2 -> Leaf2:35"]
-    schedule = route_aware_from_lfts(fabric, tables)
-    check_route_schedule(schedule, lft_routing(fabric, tables))
+    schedule = route_aware_from_lfts(model)
+    check_route_schedule(schedule, lft_routing(model))
     assert schedule.routes == "LFTs (dump_lfts)"
     assert schedule.coverage is not None
     assert (schedule.coverage.covered, schedule.coverage.total) == (4, 4)
@@ -181,8 +185,7 @@ def test_lfts_of_the_sim_capture() -> None:
 
 
 def test_the_offline_model_routes_like_opensm_on_the_sim_capture() -> None:
-    fabric, tables = sim_routing()
-    programmed = lft_routing(fabric, tables)
+    programmed = lft_routing(sim_model())
     planned = planned_routing(load_spec_text(FT2, "ft2.yaml"))
     assert sorted(map(str, programmed.endpoints)) == sorted(map(str, planned.endpoints))
     host_of = {end: i for i, end in enumerate(planned.endpoints)}
@@ -218,12 +221,11 @@ def test_describe_for_a_dry_run() -> None:
 
 
 def test_a_host_missing_from_the_tables_is_noted_and_its_directions_unroutable() -> None:
-    fabric, _ = sim_routing()
     text = read_capture("sim/dump_lfts-sim-v44.txt")
     leaf2 = text.split("0x0007 002 : (Channel Adapter portguid 0x0000000000100007: 'node04 mlx5_0')\n", 1)
     assert len(leaf2) == 2  # the first table (Leaf2) loses node04's entry
     text = leaf2[0] + leaf2[1].replace("7 valid lids dumped", "6 valid lids dumped", 1)
-    schedule = route_aware_from_lfts(fabric, lfts.parse(text))
+    schedule = route_aware_from_lfts(sim_model(text))
     assert schedule.coverage is not None
     assert schedule.coverage.complete
     assert schedule.coverage.routable == 4  # Spine1 -> Leaf2 still carries node03's traffic
@@ -232,3 +234,106 @@ def test_a_host_missing_from_the_tables_is_noted_and_its_directions_unroutable()
         "only they receive over count as unroutable: node04/mlx5_0:1 (LID 7)",
     )
     assert schedule.describe()[-1].startswith("note: 1 host port(s) have no entry")
+
+
+# What the perf builder gave on the sim capture before it read the shared routing model (computed with
+# lft_routing(fabric, lfts) of the commit before it): every route from every switch to every host port.
+SIM_ROUTES = {
+    ("Leaf1", "node01/mlx5_0:1"): [],
+    ("Leaf1", "node02/mlx5_0:1"): [],
+    ("Leaf1", "node03/mlx5_0:1"): ["Leaf1:35 -> Spine1:1", "Spine1:2 -> Leaf2:35"],
+    ("Leaf1", "node04/mlx5_0:1"): ["Leaf1:35 -> Spine1:1", "Spine1:2 -> Leaf2:35"],
+    ("Leaf2", "node01/mlx5_0:1"): ["Leaf2:35 -> Spine1:2", "Spine1:1 -> Leaf1:35"],
+    ("Leaf2", "node02/mlx5_0:1"): ["Leaf2:35 -> Spine1:2", "Spine1:1 -> Leaf1:35"],
+    ("Leaf2", "node03/mlx5_0:1"): [],
+    ("Leaf2", "node04/mlx5_0:1"): [],
+    ("Spine1", "node01/mlx5_0:1"): ["Spine1:1 -> Leaf1:35"],
+    ("Spine1", "node02/mlx5_0:1"): ["Spine1:1 -> Leaf1:35"],
+    ("Spine1", "node03/mlx5_0:1"): ["Spine1:2 -> Leaf2:35"],
+    ("Spine1", "node04/mlx5_0:1"): ["Spine1:2 -> Leaf2:35"],
+}
+SIM_SCHEDULE = [  # route_aware_from_lfts(fabric, lfts).describe() of the commit before
+    "route-aware schedule: 1 round, 2 pairs (routes: LFTs (dump_lfts))",
+    "link coverage: 100.0 % (4 of 4 inter-switch link directions)",
+    "lower bound: 1 round(s) (ratio 1.00): some link direction must be tested",
+    "round 1/1: 2 pairs",
+    "  node01/mlx5_0:1 -> node03/mlx5_0:1",
+    "  node04/mlx5_0:1 -> node02/mlx5_0:1",
+]
+
+
+def test_the_schedule_over_the_shared_routing_model_routes_as_the_perf_builder_did_on_the_sim_capture() -> None:
+    routing = lft_routing(sim_model())
+    assert routing.g.names == ["Leaf1", "Leaf2", "Spine1"]
+    assert routing.g.level == [0, 0, 1]
+    assert list(map(str, routing.endpoints)) == [f"node0{i}/mlx5_0:1" for i in range(1, 5)]
+    routes = {
+        (name, str(end)): [str(routing.direction(e)) for e in path]
+        for x, name in enumerate(routing.g.names)
+        for h, end in enumerate(routing.endpoints)
+        if (path := routing.route(x, h)) is not None
+    }
+    assert routes == SIM_ROUTES
+    assert sorted(str(routing.direction(e)) for e in routing.routable) == [
+        "Leaf1:35 -> Spine1:1",
+        "Leaf2:35 -> Spine1:2",
+        "Spine1:1 -> Leaf1:35",
+        "Spine1:2 -> Leaf2:35",
+    ]
+    assert routing.valley_free
+    assert routing.notes == ()
+    assert route_aware_from_lfts(sim_model()).describe() == SIM_SCHEDULE
+
+
+class CaptureRunner:
+    """The fabric diags of the sim capture."""
+
+    where = "fake"
+
+    def run_batch(self, commands: Sequence[Sequence[str]], *, parallel: bool = False) -> list[CommandResult]:
+        files = {"ibnetdiscover": "sim/ibnetdiscover-sim-v44.txt", "dump_lfts": "sim/dump_lfts-sim-v44.txt"}
+        return [CommandResult(tuple(argv), 0, read_capture(files[argv[0]]), "") for argv in commands]
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_live_schedule_names_switches_and_host_ports_by_the_guids_the_plan_knows() -> None:
+    spec = (
+        FT2.replace("Leaf1, role: leaf", "leaf-a, role: leaf, node_guid: 0x200000")
+        .replace("Spine1, role: spine", "spine-a, role: spine, node_guid: 0x200002")
+        .replace("Leaf1:", "leaf-a:")
+        .replace("Spine1:", "spine-a:")
+        .replace("node04, hcas: [{device: mlx5_0}]", "gpu04, hcas: [{device: mlx5_0, port_guids: {1: 0x100007}}]")
+        .replace("node04/mlx5_0:1", "gpu04/mlx5_0:1")
+    )
+    schedule, routing, source = live_schedule(load_spec_text(spec, "ft2.yaml"), CaptureRunner())
+    assert source == "LFTs (dump_lfts)"
+    assert routing.g.names == ["Leaf2", "leaf-a", "spine-a"]  # Leaf2's GUID is not in the plan: its NodeDescription
+    assert list(map(str, routing.endpoints)) == [
+        "node03/mlx5_0:1",
+        "gpu04/mlx5_0:1",
+        "node01/mlx5_0:1",
+        "node02/mlx5_0:1",
+    ]
+    assert schedule.coverage is not None
+    assert (schedule.coverage.covered, schedule.coverage.total) == (4, 4)
+    assert sorted(str(routing.direction(e)) for e in routing.routable) == [
+        "Leaf2:35 -> spine-a:2",
+        "leaf-a:35 -> spine-a:1",
+        "spine-a:1 -> leaf-a:35",
+        "spine-a:2 -> Leaf2:35",
+    ]
+
+
+def test_host_ports_are_named_by_their_node_description_without_a_plan() -> None:
+    fabric = ibnetdiscover.parse(
+        read_capture("sim/ibnetdiscover-sim-v44.txt").replace('"node04 mlx5_0"', '"MT4123 ConnectX6 Mellanox"')
+    )
+    model = from_discovery(fabric, lfts.parse(read_capture("sim/dump_lfts-sim-v44.txt")))
+    assert ca_endpoints(fabric)[7] == Endpoint("MT4123 ConnectX6 Mellanox", "0x0000000000100006", 1)
+    assert model_endpoints(model)[7] == Endpoint("MT4123 ConnectX6 Mellanox", None, 1)  # the model has no node GUID
+    assert model_endpoints(model)[6] == ca_endpoints(fabric)[6] == Endpoint("node03", "mlx5_0", 1)
+    assert ca_endpoints(fabric, {0x100007: "gpu04/mlx5_0:1"})[7] == Endpoint("gpu04", "mlx5_0", 1)
+    routing = lft_routing(model, ca_endpoints(fabric))
+    assert "MT4123 ConnectX6 Mellanox/0x0000000000100006:1" in map(str, routing.endpoints)
