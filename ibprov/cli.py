@@ -626,6 +626,13 @@ def _section_flags(func: F) -> F:
 )
 @click.option("--dry-run", is_flag=True, help="perf: print the schedule and link coverage; run nothing.")
 @click.option(
+    "--sm-log",
+    metavar="FILE",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="routing: read the engine OpenSM used from this log on this host (default: the master SM's node's "
+    "logs, through Ansible).",
+)
+@click.option(
     "--contrast-tcp", is_flag=True, help="mpi: also run the MPI benchmark forced onto TCP and show it beside."
 )
 @click.option(
@@ -665,6 +672,7 @@ def verify(
     contrast_tcp: bool,
     baseline: Path | None,
     save_baseline: Path | None,
+    sm_log: Path | None,
     **sections: bool,
 ) -> None:
     """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section but
@@ -683,6 +691,7 @@ def verify(
         dry_run=dry_run,
         baseline=baseline,
         save_baseline=save_baseline,
+        sm_log=sm_log,
     )
     misplaced = misplaced_options(chosen, [*options.given(), *(["target"] if target else [])])
     if misplaced:

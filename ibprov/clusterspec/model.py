@@ -657,6 +657,16 @@ class Acceptance(Strict):
     tcp_min_gbps: float | None = Field(
         None, gt=0, description="Fail a TCP probe below this many Gb/s (default: report only)."
     )
+    route_balance: float = Field(
+        1.5,
+        gt=1,
+        le=100,
+        description=(
+            "verify --routing: a switch-facing port may carry at most this many times the mean number of "
+            "destination LIDs of its group (a tier's uplinks, parallel cables to one switch, a switch's same-tier "
+            "ports), and more than one above it."
+        ),
+    )
 
     @model_validator(mode="after")
     def _latency_limits_known(self) -> Acceptance:

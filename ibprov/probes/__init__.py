@@ -1,6 +1,6 @@
 """The collect half of verify: which command to run, and how to read its output (pure parsers).
 
-The fabric section's diag commands are registered here; the nodes section's probe and facts parsers are
+The fabric and routing sections' diag commands are registered here; the nodes section's probe and facts parsers are
 in :mod:`.hostprobe`.
 
 Each collector pairs an argv builder with a pure ``parse(stdout) -> typed result``. Nothing here runs
@@ -22,6 +22,8 @@ from ibprov.probes import (
     iblinkinfo,
     ibnetdiscover,
     ibqueryerrors,
+    lfts,
+    pathrecords,
     sminfo,
     smpquery,
 )
@@ -59,6 +61,8 @@ COLLECTORS: Mapping[str, Collector[Any]] = MappingProxyType(
         "smpquery pkeys": Collector("smpquery", _smp("pkeys"), smpquery.parse_pkeys),
         "smpquery sl2vl": Collector("smpquery", _smp("sl2vl"), smpquery.parse_sl2vl),
         "smpquery vlarb": Collector("smpquery", _smp("vlarb"), smpquery.parse_vlarb),
+        "dump_lfts": Collector("dump_lfts", lfts.argv, lfts.parse),
+        "saquery -p": Collector("saquery", pathrecords.pair_argv, pathrecords.parse),
     }
 )
 

@@ -12,7 +12,18 @@ from __future__ import annotations
 from html import escape
 
 from ibprov import __version__
-from ibprov.report.model import Cell, CheckResult, Finding, HasMatrices, Matrix, Report, SectionReport, Severity
+from ibprov.report.model import (
+    BarChart,
+    Cell,
+    CheckResult,
+    Finding,
+    HasCharts,
+    HasMatrices,
+    Matrix,
+    Report,
+    SectionReport,
+    Severity,
+)
 
 __all__ = ["to_html"]
 
@@ -34,6 +45,8 @@ main .skipped{color:#5d6b7a}
 ul.notes{margin:6px 0;padding-left:20px}ul.notes li{margin:2px 0}
 details summary{cursor:pointer}code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .facts{margin:0 0 8px;color:#39424e}
+svg.chart{font:12px sans-serif;display:block;margin:4px 0 12px}svg.chart rect.bar{fill:#4a7bb7}
+svg.chart line.low{stroke:#c0392b;stroke-width:2}
 table.heatmap{width:auto}table.heatmap td{text-align:right;min-width:54px;font-variant-numeric:tabular-nums}
 table.heatmap td.none{background:#f0f2f5;color:#8a94a3}table.heatmap th.row{text-align:right}
 .legend{color:#5d6b7a;font-size:12px;margin:4px 0 10px}
@@ -169,6 +182,42 @@ def _matrices(section: SectionReport) -> str:
     )
 
 
+def _chart(chart: BarChart) -> str:
+    """Horizontal bars scaled to the largest value (an SVG, so that it prints as it shows)."""
+    top = max((v for _label, v in chart.bars), default=0.0) or 1.0
+    row, width, label_w = 22, 360, 230
+    parts = []
+    for i, (label, value) in enumerate(chart.bars):
+        y = i * row
+        length = value / top * width
+        low = chart.low[i] / top * width if i < len(chart.low) else None
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end">{_e(label)}</text>'
+            f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{length:.1f}" height="{row - 6}" '
+            f'data-label="{_e(label)}" data-value="{value:g}">'
+            f"<title>{_e(label)}: {value:g} {_e(chart.unit)}</title></rect>"
+            + (
+                f'<line class="low" x1="{label_w + low:.1f}" x2="{label_w + low:.1f}" y1="{y + 1}" y2="{y + row - 1}"/>'
+                if low is not None
+                else ""
+            )
+            + f'<text x="{label_w + length + 4:.1f}" y="{y + 15}">{value:g}</text>'
+        )
+    height = max(row, row * len(chart.bars))
+    legend = "; the mark on each bar: the least loaded port" if chart.low else ""
+    return (
+        f"<h3>{_e(chart.title)}</h3>"
+        f'<p class="legend">{_e(chart.unit)}{legend}</p>'
+        f'<svg class="chart" data-chart="{_e(chart.title)}" width="{label_w + width + 60}" height="{height}" '
+        f'role="img" aria-label="{_e(chart.title)}">{"".join(parts)}</svg>'
+    )
+
+
+def _charts(section: SectionReport) -> str:
+    facts = section.facts
+    return "".join(_chart(c) for c in facts.charts() if c.bars) if isinstance(facts, HasCharts) else ""
+
+
 def _section(section: SectionReport) -> str:
     facts = "; ".join(section.facts.lines())
     notes = "".join(f"<li>{_e(n)}</li>" for n in section.notes)
@@ -184,6 +233,7 @@ def _section(section: SectionReport) -> str:
         + "<h3>Findings</h3>"
         + _findings_table(section.findings)
         + _matrices(section)
+        + _charts(section)
         + '<h3>Checks</h3><table class="checks"><thead><tr><th>Check</th><th>Passes when</th><th>Result</th>'
         f"<th>Objects</th></tr></thead><tbody>{checks}</tbody></table></section>"
     )

@@ -20,9 +20,11 @@ from ibprov.errors import ExitCode
 
 __all__ = [
     "FABRIC",
+    "BarChart",
     "Cell",
     "CheckResult",
     "Finding",
+    "HasCharts",
     "HasMatrices",
     "Matrix",
     "Report",
@@ -153,6 +155,24 @@ class HasMatrices(Protocol):
     def matrices(self) -> list[Matrix]: ...
 
     def details(self) -> list[tuple[str, list[str]]]: ...
+
+
+@dataclass(frozen=True)
+class BarChart:
+    """Counts by label (the hop-count histogram, destinations per port by tier), as the HTML report draws them:
+    a bar per label, its length ``value``; ``low`` (optional, one per bar) marks the low end of a range."""
+
+    title: str
+    unit: str
+    bars: tuple[tuple[str, float], ...]
+    low: tuple[float, ...] = ()
+
+
+@runtime_checkable
+class HasCharts(Protocol):
+    """Facts with distributions to draw (routing): the HTML report draws each chart."""
+
+    def charts(self) -> list[BarChart]: ...
 
 
 class SectionFacts(Protocol):

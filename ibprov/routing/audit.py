@@ -92,24 +92,34 @@ class RouteAudit:
 
 def shortest_hops(model: RoutingModel, targets: Sequence[int]) -> npt.NDArray[np.int16]:
     """[switch, j] -> the fewest switch-to-switch cables from the switch to ``targets[j]`` (breadth-first
-    over the cables; 32000 where there is no path)."""
-    n = model.switch_count
-    out = np.full((n, len(targets)), _FAR, dtype=np.int16)
-    peer = model.peer
-    for j, t in enumerate(targets):
-        seen = np.zeros(n, dtype=np.bool_)
-        seen[t] = True
-        frontier = np.array([t], dtype=np.int64)
-        level = 0
-        while frontier.size:
-            out[frontier, j] = level
-            nb = peer[frontier].ravel()
-            nb = np.unique(nb[nb >= 0])
-            nb = nb[~seen[nb]]
-            seen[nb] = True
-            frontier = nb.astype(np.int64)
-            level += 1
-    return out
+    over the cables; 32000 where there is no path).
+
+    Every target's search runs at once, on bit sets of targets (one bit per target, packed): each level ORs
+    the neighbours' frontier along each port column, so a level costs the ports x switches x targets / 8
+    bytes, not a search per target."""
+    n, t = model.switch_count, len(targets)
+    out = np.full((n, t), _FAR, dtype=np.int16)
+    if not n or not t:
+        return out
+    start = np.zeros((n, t), dtype=np.bool_)
+    start[np.asarray(targets, dtype=np.int64), np.arange(t)] = True
+    out[start] = 0
+    reach = np.packbits(start, axis=1)  # [switch, target bits]: found so far
+    frontier = reach.copy()
+    columns = [(np.flatnonzero(col >= 0), col[col >= 0]) for col in model.peer.T]
+    level = 0
+    while True:
+        level += 1
+        ahead = np.zeros_like(reach)
+        for rows, nb in columns:
+            if rows.size:
+                ahead[rows] |= frontier[nb]
+        new = ahead & ~reach
+        if not new.any():
+            return out
+        reach |= new
+        out[np.unpackbits(new, axis=1, count=t).view(np.bool_)] = level
+        frontier = new
 
 
 @dataclass(frozen=True)
@@ -218,15 +228,15 @@ class _Block:
         b = dist.shape[1]
         pending = np.flatnonzero(ch >= 0)
         flat_dist = dist.reshape(-1)
-        flat_nxt = nxt.reshape(-1)
+        step = nxt.reshape(-1)[pending] * b + pending % b  # the cell each pending cell's route goes on to
         while pending.size:
-            col = pending % b
-            ahead = flat_dist[flat_nxt[pending] * b + col]
+            ahead = flat_dist[step]
             done = ahead < _FAR
             if not done.any():
                 break
             flat_dist[pending[done]] = ahead[done] + 1
-            pending = pending[~done]
+            keep = ~done
+            pending, step = pending[keep], step[keep]
         self.unresolved = pending
 
     def _ends(self) -> npt.NDArray[np.int64]:
@@ -252,9 +262,10 @@ class _Block:
         b = self.dist.shape[1]
         is_source = m.cas_on > 0
         lost = (self.dist >= _FAR) & is_source[:, None]
-        r.pairs += int(weight[:, self.is_ca].sum())
+        pairs = int(weight[:, self.is_ca].sum())
+        r.pairs += pairs
         if not lost.any():
-            r.delivered += int(weight[:, self.is_ca].sum())
+            r.delivered += pairs
             return
         end = self._ends()
         srcs, cols = np.nonzero(lost)
@@ -320,12 +331,12 @@ class _Block:
         ok = (dist < _FAR) & (dist > 0)
         if not ok.any():
             return
-        paths = np.where(ok, weight, 0).astype(np.int64)
+        paths = np.where(ok, weight, 0).astype(np.int64, copy=False)
         tiers = self.tiers
         if tiers is not None:
             climb = paths.copy()  # routes still climbing
-            down = np.zeros_like(paths)  # routes that have gone down
-            bad = np.zeros_like(paths)  # routes that turned up after going down
+            down = np.zeros(paths.shape, dtype=paths.dtype)  # routes that have gone down (calloc'd: no pass)
+            bad = np.zeros(paths.shape, dtype=paths.dtype)  # routes that turned up after going down
             kind = np.zeros(m.channel_count, dtype=np.int8)
             kind[tiers[m.chan_dst] > tiers[m.chan_src]] = 1
             kind[tiers[m.chan_dst] < tiers[m.chan_src]] = -1

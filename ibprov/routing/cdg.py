@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -125,13 +126,14 @@ def _shortest_cycle(adj: dict[int, list[int]], members: set[int]) -> tuple[int, 
     return (start,)
 
 
-def find_cycles(src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], vertices: int) -> Cycles:
+def find_cycles(src: npt.NDArray[np.integer[Any]], dst: npt.NDArray[np.integer[Any]], vertices: int) -> Cycles:
     """Cycles of the graph with edges ``src[i] -> dst[i]`` over ``vertices`` vertex ids."""
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    if not src.size:
+    src64 = np.asarray(src, dtype=np.int64)
+    dst64 = np.asarray(dst, dtype=np.int64)
+    if not src64.size:
         return Cycles((), (), 0)
-    alive = _peel(src, dst, vertices)
+    src, dst = src64, dst64
+    alive = _peel(src64, dst64, vertices)
     left = int(alive.sum())
     if not left:
         return Cycles((), (), 0)

@@ -61,6 +61,7 @@ class VerifyOptions:
     baseline: Path | None = None  # perf: flag results worse than this baseline file
     save_baseline: Path | None = None  # perf: write the measured results to this baseline file
     dry_run: bool = False  # perf: print the schedule, run nothing
+    sm_log: Path | None = None  # routing: read the engine OpenSM used from this log file (this host)
 
     def given(self) -> list[str]:
         """The names of the options that differ from their defaults."""
@@ -125,6 +126,14 @@ SECTIONS: tuple[SectionInfo, ...] = (
         "RDMA latency and bandwidth with perftest between node pairs (route-aware schedule), and a TCP probe.",
         "ibprov.verify.perf.section",
         frozenset({"target", "pairs", "baseline", "save_baseline", "dry_run", "via"}),
+        default=False,
+    ),
+    SectionInfo(
+        "routing",
+        "The SM's forwarding tables: the engine in use, every pair reachable, no credit loop, up*/down*, "
+        "minimal and balanced routes.",
+        "ibprov.verify.routing.section",
+        frozenset({"via", "from_host", "synthetic_guids", "twin_limits", "target", "sm_log", "inventory"}),
         default=False,
     ),
 )

@@ -4,12 +4,11 @@ they break, hop counts against the shortest paths, up*/down* turns, paths and de
 from __future__ import annotations
 
 import pytest
+from routingkit import fat_tree, ring, torus
 
 from ibprov.routing.audit import audit, shortest_hops
 from ibprov.routing.model import NO_ENTRY
 from ibprov.routing.offline import compute_lft
-
-from .fabrics import fat_tree, ring, torus
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 7])

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from routingkit import fat_tree, ring, torus
 
 from ibprov.routing.audit import audit
 from ibprov.routing.cdg import find_cycles
-
-from .fabrics import fat_tree, ring, torus
 
 
 def _cycles(model, tiers=None):  # type: ignore[no-untyped-def]

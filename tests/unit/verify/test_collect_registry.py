@@ -43,7 +43,7 @@ def test_registry_pairs_each_command_with_its_parser() -> None:
 
 
 def test_unknown_collector_names_the_known_ones() -> None:
-    with pytest.raises(KeyError, match="no collector 'ibping'; known: iblinkinfo, ibnetdiscover"):
+    with pytest.raises(KeyError, match="no collector 'ibping'; known: dump_lfts, iblinkinfo, ibnetdiscover"):
         collector("ibping")
     assert collector("sminfo") is COLLECTORS["sminfo"]
 

@@ -97,7 +97,9 @@ def test_fabric_only_options_are_refused_with_nodes() -> None:
     assert "--soak: only with --fabric" in result.stderr
     assert "--inventory: only with --nodes" in run("--fabric", str(RACK), "--inventory", ".").stderr
     both = run("--nodes", str(RACK), "--via", "x", "--synthetic-guids")
-    assert "--via: only with --fabric or --perf; --synthetic-guids: only with --fabric" in both.stderr
+    assert "--via: only with --fabric or --perf or --routing; --synthetic-guids: only with --fabric or --routing" in (
+        both.stderr
+    )
 
 
 def test_the_nodes_report_json_follows_the_report_schema(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

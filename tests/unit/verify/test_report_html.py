@@ -13,14 +13,20 @@ from pathlib import Path
 import pytest
 from nodekit import healthy_rack, rack_plan
 from reportkit import fabric_with_findings
+from routingkit import fat_tree
 
 from ibprov.clusterspec import load_spec_text
 from ibprov.probes.perfprobe import NodeProbe
 from ibprov.report import Report, to_html
+from ibprov.routing.model import RoutingModel
+from ibprov.routing.offline import compute_lft
 from ibprov.verify.nodes.section import check_nodes
 from ibprov.verify.perf.observation import NodeState, PerfObservation, PerfRun
 from ibprov.verify.perf.plan import build_perf_plan, schedule_for
 from ibprov.verify.perf.section import check_perf
+from ibprov.verify.routing.observation import EngineLog, RoutingObservation
+from ibprov.verify.routing.plan import RoutingPlan
+from ibprov.verify.routing.section import audit_observation
 
 REPO = Path(__file__).resolve().parents[3]
 ARTIFACTS = REPO / "out" / "test-artifacts"
@@ -162,4 +168,31 @@ def test_chromium_shows_the_perf_heatmaps_the_worst_pairs_the_culprit_and_the_sk
     assert "3/3 pairs failed (below threshold or no result): suspect its HCA or cable" in shown
     assert "n1/mlx5_0:1 -> n5/mlx5_0:1 ib_write_bw 8MiB: skipped: no RDMA device on n5" in shown
     assert "all-pairs schedule: 5 rounds, 10 pairs" in shown
+    assert shot.stat().st_size > 20_000
+
+
+def routing_report() -> Report:
+    """A fat tree of 3 leaves and 2 spines whose leaf01 lost an uplink: a balance finding, and the charts."""
+    model, tiers = fat_tree(3, 2, 2)
+    leaf01, spine01 = model.names.index("leaf01"), model.names.index("spine01")
+    model.peer[leaf01, 3] = model.peer_port[leaf01, 3] = model.peer[spine01, 1] = model.peer_port[spine01, 1] = -1
+    model = RoutingModel(model.names, model.guids, model.lids, model.ports, model.peer, model.peer_port, model.cas,
+                         model.lft)  # fmt: skip
+    model.lft = compute_lft(model, tiers)
+    plan = RoutingPlan("ft", ("ftree",), False, 0, dict(zip(model.names, tiers, strict=True)), {}, {}, ("n01",), 1.5)
+    log = EngineLog(None, "the SM's log on n01 could not be read (unreachable)")
+    section = audit_observation(plan, RoutingObservation(model, log))
+    return Report.from_sections(cluster="ft", spec="ft.yaml", sections=[section])
+
+
+def test_chromium_draws_the_routing_hop_histogram_and_the_balance_per_tier(tmp_path: Path) -> None:
+    page = tmp_path / "report-routing.html"
+    page.write_text(to_html(routing_report()))
+    dom, shown, shot = open_in_chromium(page, "report-routing.png", "1400,1600")
+    assert 'data-chart="CA pairs by switches on the route"' in dom
+    assert 'data-label="3 switches" data-value="24"' in dom
+    assert 'data-chart="Destination LIDs per switch-facing port, by tier (most loaded port)"' in dom
+    assert 'data-label="leaf ↑" data-value="4"' in dom
+    assert "leaf01:4 → spine02:1 carries 4 destination LIDs (1.67 x the mean)" in shown
+    assert "skipped: the SM's log on n01 could not be read (unreachable)" in shown
     assert shot.stat().st_size > 20_000

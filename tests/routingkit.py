@@ -1,5 +1,5 @@
-"""Small fabrics for the routing tests, built with the model's own builder: rings, tori, fat trees (any sizes),
-with LIDs that never collide (CA ports first, then the switches)."""
+"""Small fabrics for the routing tests (imported as ``from routingkit import ...``), built with the model's own builder:
+rings, tori, fat trees (any sizes), with LIDs that never collide (CA ports first, then the switches)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,190 @@
+"""What ``verify --routing`` reports besides its checks: the engine in use, the routes traced, the hop-count
+histogram, the credit-loop verdict and the balance table per tier (drawn as charts in the HTML report)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ibprov.report.model import BarChart
+from ibprov.verify.routing.analysis import Analysis, BalanceGroup
+from ibprov.verify.routing.checks import Audited
+from ibprov.verify.routing.plan import RoutingPlan
+
+__all__ = ["SCHEMA", "RoutingFacts", "routing_facts"]
+
+_COUNT = {"type": "integer", "minimum": 0}
+_ROW = {
+    "type": "object",
+    "required": ["group", "ports", "dlids_min", "dlids_mean", "dlids_max", "routes_min", "routes_max", "busiest"],
+    "additionalProperties": False,
+    "properties": {
+        "group": {"type": "string"},
+        "ports": _COUNT,
+        "dlids_min": _COUNT,
+        "dlids_mean": {"type": "number", "minimum": 0},
+        "dlids_max": _COUNT,
+        "routes_min": _COUNT,
+        "routes_max": _COUNT,
+        "busiest": {"type": "string"},
+    },
+}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "engine_planned",
+        "engine_used",
+        "engine_log",
+        "tables",
+        "switches",
+        "ca_ports",
+        "pairs",
+        "delivered",
+        "hop_histogram",
+        "nonminimal_pairs",
+        "credit_loops",
+        "sl_aware",
+        "vls",
+        "balance",
+    ],
+    "additionalProperties": False,
+    "properties": {
+        "engine_planned": {"type": "array", "items": {"type": "string"}},
+        "engine_used": {"type": ["string", "null"]},
+        "engine_log": {"type": "string"},
+        "tables": {"type": "string"},
+        "switches": _COUNT,
+        "ca_ports": _COUNT,
+        "pairs": _COUNT,
+        "delivered": _COUNT,
+        "hop_histogram": {"type": "object", "patternProperties": {"^[0-9]+$": _COUNT}, "additionalProperties": False},
+        "nonminimal_pairs": _COUNT,
+        "credit_loops": _COUNT,
+        "sl_aware": {"type": "boolean"},
+        "vls": {"type": "array", "items": _COUNT},
+        "balance": {"type": "array", "items": _ROW},
+    },
+}
+
+
+@dataclass(frozen=True)
+class BalanceRow:
+    group: str
+    ports: int
+    dlids_min: int
+    dlids_mean: float
+    dlids_max: int
+    routes_min: int
+    routes_max: int
+    busiest: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "dlids_mean": round(self.dlids_mean, 2)}
+
+
+@dataclass(frozen=True)
+class RoutingFacts:
+    engine_planned: tuple[str, ...]
+    engine_used: str | None
+    engine_log: str
+    tables: str
+    switches: int
+    ca_ports: int
+    pairs: int
+    delivered: int
+    hop_histogram: dict[int, int]
+    nonminimal_pairs: int
+    credit_loops: int
+    sl_aware: bool
+    vls: tuple[int, ...]
+    balance: tuple[BalanceRow, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "engine_planned": list(self.engine_planned),
+            "engine_used": self.engine_used,
+            "engine_log": self.engine_log,
+            "tables": self.tables,
+            "switches": self.switches,
+            "ca_ports": self.ca_ports,
+            "pairs": self.pairs,
+            "delivered": self.delivered,
+            "hop_histogram": {str(k): v for k, v in sorted(self.hop_histogram.items())},
+            "nonminimal_pairs": self.nonminimal_pairs,
+            "credit_loops": self.credit_loops,
+            "sl_aware": self.sl_aware,
+            "vls": list(self.vls),
+            "balance": [row.as_dict() for row in self.balance],
+        }
+
+    def lines(self) -> list[str]:
+        used = self.engine_used or "unknown (log not read)"
+        hops = ", ".join(f"{k}: {v}" for k, v in sorted(self.hop_histogram.items())) or "none"
+        out = [
+            f"engine {used} (planned {','.join(self.engine_planned)})",
+            f"{self.delivered} of {self.pairs} CA pairs delivered through {self.switches} switches' tables",
+            f"switches per route: {hops}",
+            f"{self.nonminimal_pairs} non-minimal",
+            f"{self.credit_loops} credit loops ({'SL-aware' if self.sl_aware else 'one VL'})",
+        ]
+        for row in self.balance:
+            out.append(
+                f"{row.group}: {row.ports} ports, {row.dlids_min}..{row.dlids_max} destination LIDs "
+                f"(mean {row.dlids_mean:.1f}), {row.routes_min}..{row.routes_max} routes"
+            )
+        return out
+
+    def charts(self) -> list[BarChart]:
+        charts = [
+            BarChart(
+                "CA pairs by switches on the route",
+                "CA pairs",
+                tuple((f"{k} switch{'es' if k != 1 else ''}", float(v)) for k, v in sorted(self.hop_histogram.items())),
+            )
+        ]
+        if self.balance:
+            charts.append(
+                BarChart(
+                    "Destination LIDs per switch-facing port, by tier (most loaded port)",
+                    "destination LIDs",
+                    tuple((row.group, float(row.dlids_max)) for row in self.balance),
+                    low=tuple(float(row.dlids_min) for row in self.balance),
+                )
+            )
+        return charts
+
+
+def _row(group: BalanceGroup, audited: Audited) -> BalanceRow:
+    busiest = group.channels[group.dlids.index(max(group.dlids))]
+    return BalanceRow(
+        group.label,
+        len(group.channels),
+        min(group.dlids),
+        group.mean,
+        max(group.dlids),
+        min(group.routes),
+        max(group.routes),
+        audited.model.channel_name(busiest),
+    )
+
+
+def routing_facts(plan: RoutingPlan, audited: Audited) -> RoutingFacts:
+    an: Analysis = audited.analysis
+    log = audited.obs.engine.log
+    model = audited.model
+    return RoutingFacts(
+        engine_planned=plan.engines,
+        engine_used=log.engine if log is not None else None,
+        engine_log=audited.obs.engine.where,
+        tables=model.source,
+        switches=model.switch_count,
+        ca_ports=len(model.cas),
+        pairs=an.audit.pairs,
+        delivered=an.audit.delivered,
+        hop_histogram=dict(an.audit.hop_histogram),
+        nonminimal_pairs=an.audit.nonminimal_pairs,
+        credit_loops=0 if an.sl_caveat else len(an.cycles.component_sizes),
+        sl_aware=an.layered,
+        vls=an.vls_used,
+        balance=tuple(_row(g, audited) for g in an.groups if not g.judged and g.channels),
+    )

@@ -1,0 +1,269 @@
+"""verify --routing on the twin: the forwarding tables the real OpenSM 3.3.23 writes on ibsim, audited.
+
+Clean: a two-level fat tree under ftree and under updn; a ring of five switches under updn with a root, and
+under dfsssp and lash with QoS (SL-aware, the SLs read from the SA). Faults: minhop on the ring (the credit
+loop, listed), updn without roots on the ring (the fall-back to minhop, quoted from the log, and the loop back), one
+uplink unlinked under ftree (no loop; a balance finding), and the ``file`` engine loading hand-made tables
+(a forwarding loop, an unreachable LID, a route that goes down then up). One OpenSM per twin: well within
+ibsim's ten clients with the diags' six.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from ibprov.clusterspec import LoadedSpec, load_spec_text
+from ibprov.probes import ibnetdiscover, lfts
+from ibprov.probes.runner import LocalRunner
+from ibprov.report.model import SectionReport, Severity
+from ibprov.routing.model import RoutingModel, from_discovery
+from ibprov.twin.bringup import TwinRun
+from ibprov.verify.registry import VerifyOptions
+from ibprov.verify.routing.section import log_reader, verify_routing
+
+from .simkit import probe, twin
+
+pytestmark = pytest.mark.sim
+
+SWITCHES = 5
+
+
+def ring_spec(engine: str, *, roots: str = "", qos: bool = False) -> str:
+    nodes = "\n".join(f"  - {{name: h{i}, hcas: [{{device: mlx5_0}}]}}" for i in range(1, SWITCHES + 1))
+    switches = "\n".join(f"  - {{name: ring{i}, ports: 8, role: leaf}}" for i in range(1, SWITCHES + 1))
+    links = "\n".join(
+        [f"    - ring{i}:1 <-> h{i}/mlx5_0:1" for i in range(1, SWITCHES + 1)]
+        + [f"    - ring{i}:3 <-> ring{i % SWITCHES + 1}:4" for i in range(1, SWITCHES + 1)]
+    )
+    return f"""version: 1
+cluster: {{name: ring5}}
+nodes:
+{nodes}
+switches:
+{switches}
+fabric:
+  speed: EDR
+  links:
+{links}
+subnet_manager:
+  routing_engine: {engine}
+  {f"roots: [{roots}]" if roots else ""}
+  instances: [{{node: h1, priority: 15}}]
+qos: {{enabled: {"true" if qos else "false"}}}
+"""
+
+
+def fat_tree_spec(engine: str) -> str:
+    nodes = "\n".join(f"  - {{name: n{i:02d}, hcas: [{{device: mlx5_0}}]}}" for i in range(1, 7))
+    return f"""version: 1
+cluster: {{name: ft32}}
+nodes:
+{nodes}
+fabric:
+  speed: EDR
+  fat_tree: {{radix: 8, leaves: 3, spines: 2, hosts_per_leaf: 2, uplinks_per_leaf: 2}}
+subnet_manager:
+  routing_engine: {engine}
+  instances: [{{node: n01, priority: 15}}]
+"""
+
+
+def spec(text: str, tmp_path: Path) -> LoadedSpec:
+    return load_spec_text(text, str(tmp_path / "cluster.yaml"))
+
+
+def audit(loaded: LoadedSpec, run: TwinRun, sm_log: Path | None = None) -> SectionReport:
+    runner = LocalRunner(env=run.sim.env(probe(run)))
+    try:
+        reader = log_reader(loaded, VerifyOptions(sm_log=sm_log or run.master.log))
+        return verify_routing(loaded, runner, reader, twin=True)
+    finally:
+        runner.close()
+
+
+def failed(report: SectionReport) -> set[str]:
+    return {f.check for f in report.findings if f.severity.fails}
+
+
+def texts(report: SectionReport, check: str) -> list[str]:
+    return [f"{f.object}: expected {f.expected}; found {f.observed}" for f in report.findings if f.check == check]
+
+
+def facts(report: SectionReport) -> dict[str, object]:
+    return report.facts.as_dict()
+
+
+@contextmanager
+def running(loaded: LoadedSpec, tmp_path: Path, **kwargs: object) -> Iterator[TwinRun]:
+    with twin(loaded, tmp_path / "twin", **kwargs) as run:  # type: ignore[arg-type]
+        yield run
+
+
+# ----------------------------------------------------------------------------------------------- clean
+@pytest.mark.parametrize("engine", ["ftree", "updn"])
+def test_a_two_level_fat_tree_is_clean_under_ftree_and_updn(engine: str, tmp_path: Path) -> None:
+    loaded = spec(fat_tree_spec(engine), tmp_path)
+    with running(loaded, tmp_path) as run:
+        report = audit(loaded, run)
+    assert failed(report) == set(), [f.text for f in report.findings]
+    got = facts(report)
+    assert got["engine_used"] == engine
+    assert got["pairs"] == got["delivered"] == 6 * 5
+    assert got["credit_loops"] == 0
+    assert set(got["hop_histogram"]) == {"1", "3"}  # type: ignore[arg-type]
+    assert not report.findings  # not even a warning: every route minimal
+    ups = [row for row in got["balance"] if row["group"] == "leaf ↑"]  # type: ignore[attr-defined]
+    assert ups
+    assert ups[0]["dlids_max"] - ups[0]["dlids_min"] <= 1
+
+
+def test_the_ring_under_updn_with_a_root_is_clean_with_longer_routes_noted(tmp_path: Path) -> None:
+    loaded = spec(ring_spec("updn", roots="ring1"), tmp_path)
+    with running(loaded, tmp_path) as run:
+        report = audit(loaded, run)
+    assert failed(report) == set(), [f.text for f in report.findings]
+    assert facts(report)["engine_used"] == "updn"
+    assert facts(report)["credit_loops"] == 0
+    (minimal,) = texts(report, "routing.minimal")  # a warning: updn pays for deadlock freedom with detours
+    assert "CA pairs take longer routes" in minimal
+
+
+@pytest.mark.parametrize("engine", ["dfsssp", "lash"])
+def test_the_ring_under_an_sl_engine_with_qos_is_clean_over_the_vls_its_sls_map_to(engine: str, tmp_path: Path) -> None:
+    loaded = spec(ring_spec(engine, qos=True), tmp_path)
+    with running(loaded, tmp_path) as run:
+        report = audit(loaded, run)
+    assert failed(report) == set(), [f.text for f in report.findings]
+    got = facts(report)
+    assert got["engine_used"] == engine
+    assert got["sl_aware"] is True
+    assert len(got["vls"]) >= 2, got  # type: ignore[arg-type]
+    assert any("credit loops checked over (port, VL)" in n for n in report.notes)
+
+
+# ----------------------------------------------------------------------------------------------- faults
+def test_the_ring_under_minhop_has_its_credit_loop_found_and_listed_port_by_port(tmp_path: Path) -> None:
+    loaded = spec(ring_spec("minhop"), tmp_path)
+    with running(loaded, tmp_path) as run:
+        report = audit(loaded, run)
+    assert failed(report) == {"routing.credit_loops"}
+    loops = texts(report, "routing.credit_loops")
+    assert len(loops) == 2  # one each way round
+    clockwise = " → ".join(f"ring{i}:3" for i in range(1, SWITCHES + 1))
+    counter = " → ".join(f"ring{i}:4" for i in (1, 5, 4, 3, 2))
+    assert any(clockwise in t or _rotated(t, "3") for t in loops), loops
+    assert any(counter in t or _rotated(t, "4") for t in loops), loops
+    assert all("(VL 0)" in t for t in loops)
+
+
+def _rotated(text: str, port: str) -> bool:
+    """The cycle's hops are ringN:port for all five switches, in ring order from wherever it starts."""
+    hops = re.findall(r"ring(\d):(\d)", text.split("found ")[1].split(";")[0])
+    return len({h for h, _ in hops}) == SWITCHES and {p for _, p in hops} == {port}
+
+
+def test_updn_without_roots_on_the_ring_falls_back_to_minhop_and_the_loop_is_back(tmp_path: Path) -> None:
+    loaded = spec(ring_spec("updn"), tmp_path)  # validate warns: OpenSM finds no roots on a ring of like switches
+    assert any("updn has no roots" in w.message for w in loaded.warnings)
+    with running(loaded, tmp_path) as run:
+        report = audit(loaded, run)
+    assert failed(report) == {"routing.engine", "routing.credit_loops"}
+    (engine,) = texts(report, "routing.engine")
+    assert "fell back to minhop" in engine
+    assert "'osm_ucast_mgr_process: minhop tables configured on all switches'" in engine
+    assert "updn: cannot build lid matrices" in engine
+    assert facts(report)["engine_used"] == "minhop"
+
+
+def test_a_lost_uplink_under_ftree_makes_no_loop_and_a_balance_finding(tmp_path: Path) -> None:
+    loaded = spec(fat_tree_spec("ftree"), tmp_path)
+    with running(loaded, tmp_path, net=lambda net: net.disconnect("leaf01", 3)) as run:
+        report = audit(loaded, run)
+    assert "routing.credit_loops" not in failed(report)
+    assert facts(report)["credit_loops"] == 0
+    assert facts(report)["pairs"] == facts(report)["delivered"]
+    balance = texts(report, "routing.balance")
+    assert balance, [f.text for f in report.findings]
+    assert any("leaf01:4" in t for t in balance), balance  # its one uplink left carries every remote LID
+
+
+# ------------------------------------------------------------------------------- the file engine
+def _model(run: TwinRun, loaded: LoadedSpec) -> tuple[RoutingModel, str]:
+    sim_host = probe(run)
+    topo = run.sim.run(ibnetdiscover.argv(), sim_host)
+    dump = run.sim.run(lfts.argv(), sim_host)
+    return from_discovery(ibnetdiscover.parse(topo.stdout), lfts.parse(dump.stdout)), dump.stdout
+
+
+def _edit(dump: str, model: RoutingModel, edits: dict[tuple[str, int], int | None]) -> str:
+    """``dump`` (dump_lfts) with the entries (switch name, LID) -> out port changed (None: deleted)."""
+    guid_of = {name: guid for name, guid in zip(model.names, model.guids, strict=True)}
+    wanted = {(guid_of[name], lid): port for (name, lid), port in edits.items()}
+    out, guid = [], 0
+    for line in dump.splitlines():
+        header = re.match(r"^Unicast lids .* guid 0x([0-9a-f]+) ", line)
+        if header:
+            guid = int(header[1], 16)
+        entry = re.match(r"^0x([0-9a-f]{4}) (\d{3})( .*)?$", line)
+        if entry and (guid, int(entry[1], 16)) in wanted:
+            port = wanted.pop((guid, int(entry[1], 16)))
+            if port is None:
+                continue
+            line = f"0x{entry[1]} {port:03d}{entry[3] or ''}"
+        out.append(line)
+    assert not wanted, f"entries not in the dump: {wanted}"
+    return "\n".join(out) + "\n"
+
+
+def _port_to(model: RoutingModel, switch: str, peer: str) -> int:
+    s, p = model.names.index(switch), model.names.index(peer)
+    return next(port for port in range(model.ports) if int(model.peer[s, port]) == p)
+
+
+def test_hand_made_tables_loaded_by_the_file_engine_give_each_exact_fault(tmp_path: Path) -> None:
+    loaded = spec(fat_tree_spec("ftree"), tmp_path)
+    with running(loaded, tmp_path) as run:
+        model, dump = _model(run, loaded)
+        lid = {ca.name.split("/")[0]: ca.lid for ca in model.cas}
+        leaf02 = model.names.index("leaf02")
+        via = model.names[int(model.peer[leaf02, model.out_port(leaf02, lid["n01"]) or 0])]
+        other = "spine02" if via == "spine01" else "spine01"
+        edits: dict[tuple[str, int], int | None] = {
+            # a forwarding loop: leaf02 sends n05 (on leaf03) up to spine01, which sends it back down to leaf02
+            ("leaf02", lid["n05"]): _port_to(model, "leaf02", "spine01"),
+            ("spine01", lid["n05"]): _port_to(model, "spine01", "leaf02"),
+            # an unreachable LID: leaf01 has no entry for n04 (on leaf02)
+            ("leaf01", lid["n04"]): None,
+            # down then up: the spine leaf02 sends n01 (on leaf01) through sends it down to leaf03 instead, and
+            # leaf03 sends it up to the other spine, which goes down to leaf01
+            (via, lid["n01"]): _port_to(model, via, "leaf03"),
+            ("leaf03", lid["n01"]): _port_to(model, "leaf03", other),
+        }
+        lfts_file = tmp_path / "hand-made.lfts"
+        lfts_file.write_text(_edit(dump, model, edits))
+        node, _priority, master = run.sms[0]
+        master.stop()
+        conf = Path(str(master.log).replace("opensm.log", "opensm-file.conf"))
+        planned = (tmp_path / "twin" / "opensm" / node).glob("opensm.*.conf")
+        text = next(iter(planned)).read_text()
+        text = re.sub(r"(?m)^routing_engine .*$", "routing_engine file", text) + f"\nlfts_file {lfts_file}\n"
+        conf.write_text(text)
+        sm = run.sim.start_opensm(master.sim_host, conf, name=master.log.parent.name)
+        assert sm.wait_for("file tables configured on all switches", 60), sm.log_text()[-2000:]
+        assert sm.wait_for("SUBNET UP", 60), sm.log_text()[-2000:]
+        report = audit(loaded, run, sm.log)
+    got = {f.check: f for f in report.findings}
+    assert got["routing.lft_loop"].object == f"LID {lid['n05']} (n05/mlx5_0:1)"
+    assert "leaf02:" in got["routing.lft_loop"].observed
+    assert "spine01:" in got["routing.lft_loop"].observed
+    assert got["routing.reachable"].object == f"LID {lid['n04']} (n04/mlx5_0:1)"
+    assert "dead end at leaf01 (no entry)" in got["routing.reachable"].observed
+    assert "turn up after going down" in got["routing.updown"].observed
+    assert f"leaf02 ↑ {via} ↓ leaf03 ↑ {other} ↓ leaf01" in got["routing.updown"].observed
+    assert got["routing.engine"].observed.startswith("routed with file")  # the plan says ftree
+    assert got["routing.lft_loop"].severity is Severity.ERROR
