@@ -633,6 +633,13 @@ def _section_flags(func: F) -> F:
     "logs, through Ansible).",
 )
 @click.option(
+    "--lfts",
+    metavar="FILE",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="routing: audit the forwarding tables in FILE (dump_lfts output, or OpenSM's opensm-lfts.dump) "
+    "instead of reading them from the switches.",
+)
+@click.option(
     "--contrast-tcp", is_flag=True, help="mpi: also run the MPI benchmark forced onto TCP and show it beside."
 )
 @click.option(
@@ -673,6 +680,7 @@ def verify(
     baseline: Path | None,
     save_baseline: Path | None,
     sm_log: Path | None,
+    lfts: Path | None,
     **sections: bool,
 ) -> None:
     """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section but
@@ -692,6 +700,7 @@ def verify(
         baseline=baseline,
         save_baseline=save_baseline,
         sm_log=sm_log,
+        lfts=lfts,
     )
     misplaced = misplaced_options(chosen, [*options.given(), *(["target"] if target else [])])
     if misplaced:

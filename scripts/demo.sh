@@ -41,8 +41,9 @@ $IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff
 step "11. apply again: nothing changes"
 $IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff | tee "$OUT/second-apply.txt"
 if grep -E '│ *[0-9]+ *│ *[1-9]' "$OUT/second-apply.txt"; then echo "the second apply changed something"; exit 1; fi
-step "12. verify the rack: the fabric and every node"
-$IBPROV verify "$OUT/cluster.yaml" --target twin --json "$OUT/report.json" --junit "$OUT/junit.xml" --html "$OUT/report.html"
+step "12. verify the rack: the fabric, every node, and the routes OpenSM programmed"
+$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --nodes --routing \
+  --json "$OUT/report.json" --junit "$OUT/junit.xml" --html "$OUT/report.html"
 step "13. acceptance performance: the route-aware perftest schedule (dry run), then verify --perf on the rack"
 $IBPROV verify "$OUT/cluster.yaml" --perf --dry-run | sed -n '1,6p'
 # the twin's containers have no RDMA device: every perftest run is skipped, found by looking; the TCP probe

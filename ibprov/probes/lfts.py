@@ -33,7 +33,7 @@ from types import MappingProxyType
 
 from ibprov.probes._text import ParseError, hex_int, lines
 
-__all__ = ["Destination", "Lfts", "SwitchLft", "argv", "ibroute_argv", "parse"]
+__all__ = ["Destination", "Lfts", "SwitchLft", "argv", "ibroute_argv", "parse", "parse_any", "parse_opensm_dump"]
 
 TOOL = "dump_lfts"
 
@@ -172,3 +172,67 @@ def parse(text: str, tool: str = TOOL) -> Lfts:
     if block is not None:
         raise ParseError(tool, block.line_no, block.line, "the table ends without its 'lids dumped' line")
     return Lfts(tuple(tables))
+
+
+# OpenSM's own dump (osm_dump.c, written to dump_files_dir while log flag 0x40 is set), 3.3.23:
+#   Unicast lids [0-10] of switch Lid 2 guid 0x0000000000200000 ('S0'):
+#   0x0001 001 # Channel Adapter portguid 0x0000000000100001: 'H0'
+#   10 lids dumped
+_OSM_HEADER = re.compile(rf"^Unicast lids \[(\d+)-(\d+)\] of switch Lid (\d+) guid 0x({_HX}) \('(.*)'\):$")
+_OSM_ENTRY = re.compile(rf"^0x({_HX}) (\d{{3}})(?: # (.*))?$")
+_OSM_RESOLVED = re.compile(rf"^(.+?) portguid 0x({_HX}): '(.*)'$")
+OPENSM_DUMP = "opensm-lfts.dump"
+
+
+def parse_opensm_dump(text: str, tool: str = OPENSM_DUMP) -> Lfts:
+    """The tables in OpenSM's ``opensm-lfts.dump`` (the same data as ``dump_lfts``, its own layout: no column
+    header, ``#`` before the destination, decimal LID range, the switch by LID)."""
+    tables: list[SwitchLft] = []
+    head: re.Match[str] | None = None
+    ports: dict[int, int] = {}
+    dests: dict[int, Destination] = {}
+    for line_no, line in lines(tool, text):
+        if header := _OSM_HEADER.match(line):
+            if head is not None:
+                raise ParseError(tool, line_no, line, "a new table before the last one's 'lids dumped' line")
+            head, ports, dests = header, {}, {}
+        elif head is None:
+            raise ParseError(tool, line_no, line)
+        elif entry := _OSM_ENTRY.match(line):
+            lid, port = hex_int(entry[1]), int(entry[2])
+            if lid in ports:
+                raise ParseError(tool, line_no, line, f"LID 0x{lid:04x} listed twice")
+            if port > 255:
+                raise ParseError(tool, line_no, line, "out port above 255")
+            ports[lid] = port
+            if entry[3] and (resolved := _OSM_RESOLVED.match(entry[3])):
+                dests[lid] = Destination(resolved[1], hex_int(resolved[2]), resolved[3])
+        elif footer := _FOOTER.match(line):
+            if int(footer[1]) != len(ports):
+                raise ParseError(tool, line_no, line, f"the table has {len(ports)} entries")
+            tables.append(
+                SwitchLft(
+                    hex_int(head[4]),
+                    head[5],
+                    f"Lid {head[3]}",
+                    (int(head[1]), int(head[2])),
+                    MappingProxyType(ports),
+                    MappingProxyType(dests),
+                )
+            )
+            head = None
+        else:
+            raise ParseError(tool, line_no, line)
+    if head is not None:
+        raise ParseError(tool, 0, "", "the last table ends without its 'lids dumped' line")
+    return Lfts(tuple(tables))
+
+
+def parse_any(text: str) -> Lfts:
+    """``dump_lfts``/``ibroute`` output or OpenSM's ``opensm-lfts.dump``, told apart by the first header."""
+    for line in text.splitlines():
+        if _OSM_HEADER.match(line):
+            return parse_opensm_dump(text)
+        if line.startswith("Unicast lids [0x"):
+            break
+    return parse(text)

@@ -210,7 +210,7 @@ class _Block:
         final = (rows == self.tsw[None, :]) & (ports == self.tport[None, :])
         ch = m.chan[rows, ports]
         ch[final] = -1
-        nxt = np.where(ch >= 0, m.chan_dst[np.maximum(ch, 0)], -1)
+        nxt = np.append(m.chan_dst, np.int32(-1))[ch]  # -1 (no channel) indexes the appended -1
         dist = np.where(final, np.int16(0), _FAR).astype(np.int16)
         self.ports, self.ch, self.nxt, self.dist = ports, ch, nxt, dist
         self._distances()

@@ -62,6 +62,7 @@ class VerifyOptions:
     save_baseline: Path | None = None  # perf: write the measured results to this baseline file
     dry_run: bool = False  # perf: print the schedule, run nothing
     sm_log: Path | None = None  # routing: read the engine OpenSM used from this log file (this host)
+    lfts: Path | None = None  # routing: the forwarding tables from this file, not from the switches
 
     def given(self) -> list[str]:
         """The names of the options that differ from their defaults."""
@@ -133,7 +134,7 @@ SECTIONS: tuple[SectionInfo, ...] = (
         "The SM's forwarding tables: the engine in use, every pair reachable, no credit loop, up*/down*, "
         "minimal and balanced routes.",
         "ibprov.verify.routing.section",
-        frozenset({"via", "from_host", "synthetic_guids", "twin_limits", "target", "sm_log", "inventory"}),
+        frozenset({"via", "from_host", "synthetic_guids", "twin_limits", "target", "sm_log", "lfts", "inventory"}),
         default=False,
     ),
 )

@@ -267,3 +267,27 @@ def test_hand_made_tables_loaded_by_the_file_engine_give_each_exact_fault(tmp_pa
     assert f"leaf02 ↑ {via} ↓ leaf03 ↑ {other} ↓ leaf01" in got["routing.updown"].observed
     assert got["routing.engine"].observed.startswith("routed with file")  # the plan says ftree
     assert got["routing.lft_loop"].severity is Severity.ERROR
+
+
+def test_the_tables_opensm_dumps_audit_the_same_as_the_tables_read_from_the_switches(tmp_path: Path) -> None:
+    loaded = spec(ring_spec("lash", qos=True), tmp_path)
+
+    def dump_routing(opensm_dir: Path) -> None:  # log flag 0x40: OpenSM writes opensm-lfts.dump
+        for conf in opensm_dir.rglob("opensm.*.conf"):
+            text = re.sub(r"(?m)^log_flags .*$", "", conf.read_text())
+            conf.write_text(text + "\nlog_flags 0x43\n")
+
+    with running(loaded, tmp_path, opensm=dump_routing) as run:
+        dump = run.master.log.parent / "opensm-lfts.dump"
+        assert run.master.wait_for("lash tables configured", 30)
+        live = audit(loaded, run)
+        runner = LocalRunner(env=run.sim.env(probe(run)))
+        try:
+            reader = log_reader(loaded, VerifyOptions(sm_log=run.master.log))
+            dumped = verify_routing(loaded, runner, reader, twin=True, tables_file=dump)
+        finally:
+            runner.close()
+    assert failed(live) == failed(dumped) == set()
+    ours, theirs = facts(live), facts(dumped)
+    assert theirs["tables"] == str(dump)
+    assert {k: v for k, v in ours.items() if k != "tables"} == {k: v for k, v in theirs.items() if k != "tables"}

@@ -143,6 +143,14 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert all("container network" in t["over"] and "not IPoIB" in t["over"] for t in tcp)
         assert perf.exit_code == 0
 
+        routing = run_sections(loaded, [section_info("routing")], on_twin).section("routing")
+        assert routing.findings == [], [f.text for f in routing.findings]
+        audited = routing.facts.as_dict()
+        assert audited["engine_used"] == "minhop", "read from sm01's OpenSM log through Ansible"
+        assert audited["engine_log"].startswith("sm01:")
+        assert audited["pairs"] == audited["delivered"] == 5 * 4
+        assert audited["credit_loops"] == 0
+
         state = load_state(loaded)
         inject(state, loaded, "unlink", ["cn03/mlx5_0:1"])
         inject(state, loaded, "swap", ["leaf01:1", "leaf01:2"])

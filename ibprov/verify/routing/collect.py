@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from pathlib import Path
 
 from ibprov.errors import CollectError
 from ibprov.probes import ParseError, collector, lfts, pathrecords, smlog, smpquery
@@ -34,12 +35,23 @@ def _stdout(result: CommandResult, name: str) -> str:
     return result.stdout
 
 
-def collect(runner: Runner, plan: RoutingPlan, read_log: Callable[[], EngineLog]) -> RoutingObservation:
-    topo, dump = runner.run_batch([nd.argv(), lfts.argv()], parallel=True)
+def collect(
+    runner: Runner, plan: RoutingPlan, read_log: Callable[[], EngineLog], *, tables_file: Path | None = None
+) -> RoutingObservation:
+    """``tables_file``: read the tables from this file (``dump_lfts`` output or OpenSM's ``opensm-lfts.dump``)
+    instead of running ``dump_lfts``."""
+    if tables_file is None:
+        topo, dump = runner.run_batch([nd.argv(), lfts.argv()], parallel=True)
+        tables, source = lfts.parse(_stdout(dump, "dump_lfts")), "dump_lfts"
+    else:
+        (topo,) = runner.run_batch([nd.argv()])
+        try:
+            tables, source = lfts.parse_any(tables_file.read_text(errors="replace")), str(tables_file)
+        except OSError as exc:
+            raise CollectError(f"cannot read the forwarding tables from {tables_file}: {exc.strerror or exc}") from None
     fabric = nd.parse(_stdout(topo, "ibnetdiscover"))
-    tables = lfts.parse(_stdout(dump, "dump_lfts"))
     model = from_discovery(
-        fabric, tables, switch_names=plan.switch_names, ca_names=plan.ca_names, lmc=plan.lmc, source="dump_lfts"
+        fabric, tables, switch_names=plan.switch_names, ca_names=plan.ca_names, lmc=plan.lmc, source=source
     )
     obs = RoutingObservation(model, read_log())
     if plan.uses_sls:

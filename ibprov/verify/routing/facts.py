@@ -122,7 +122,8 @@ class RoutingFacts:
         hops = ", ".join(f"{k}: {v}" for k, v in sorted(self.hop_histogram.items())) or "none"
         out = [
             f"engine {used} (planned {','.join(self.engine_planned)})",
-            f"{self.delivered} of {self.pairs} CA pairs delivered through {self.switches} switches' tables",
+            f"{self.delivered} of {self.pairs} CA pairs delivered through the tables of {self.switches} "
+            f"switch{'es' if self.switches != 1 else ''}",
             f"switches per route: {hops}",
             f"{self.nonminimal_pairs} non-minimal",
             f"{self.credit_loops} credit loops ({'SL-aware' if self.sl_aware else 'one VL'})",

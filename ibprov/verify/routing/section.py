@@ -61,14 +61,20 @@ def audit_observation(plan: RoutingPlan, obs: RoutingObservation) -> SectionRepo
 
 
 def verify_routing(
-    loaded: LoadedSpec, runner: Runner, read_log: Callable[[], EngineLog], *, twin: bool
+    loaded: LoadedSpec,
+    runner: Runner,
+    read_log: Callable[[], EngineLog],
+    *,
+    twin: bool,
+    tables_file: Path | None = None,
 ) -> SectionReport:
     """Collect through ``runner`` (the diags) and ``read_log`` (the SM's log), audit against ``loaded``;
-    ``twin``: the fabric is the twin (its stand-in GUIDs name the switches)."""
+    ``twin``: the fabric is the twin (its stand-in GUIDs name the switches); ``tables_file``: the forwarding
+    tables from this file (``dump_lfts`` output, or OpenSM's ``opensm-lfts.dump``) rather than the switches."""
 
     def observe() -> tuple[RoutingPlan, Audited]:
         plan = build_plan(loaded, GuidBook.for_spec(loaded, allow_synthetic=twin, twin=twin))
-        obs = collect(runner, plan, read_log)
+        obs = collect(runner, plan, read_log, tables_file=tables_file)
         return plan, Audited(obs, analyse(plan, obs))
 
     return ROUTING.run(observe, collected_from=runner.where)
@@ -112,7 +118,11 @@ def _run(loaded: LoadedSpec, options: VerifyOptions, started: Any) -> SectionRep
     runner, twin = diag_runner(loaded, options, started)
     try:
         return verify_routing(
-            loaded, runner, log_reader(loaded, options), twin=options.synthetic_guids or twin is not None
+            loaded,
+            runner,
+            log_reader(loaded, options),
+            twin=options.synthetic_guids or twin is not None,
+            tables_file=options.lfts,
         )
     except CollectError as exc:
         if options.target is None:

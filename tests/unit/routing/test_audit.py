@@ -7,7 +7,7 @@ import pytest
 from routingkit import fat_tree, ring, torus
 
 from ibprov.routing.audit import audit, shortest_hops
-from ibprov.routing.model import NO_ENTRY
+from ibprov.routing.model import NO_ENTRY, ModelBuilder
 from ibprov.routing.offline import compute_lft
 
 
@@ -148,3 +148,18 @@ def test_min_hop_on_a_fat_tree_without_tiers_is_also_valley_free() -> None:
     assert audit(model, tiers).updown_pairs == 0
     model.lft = compute_lft(model, tiers)
     assert audit(model, tiers).updown_pairs == 0
+
+
+def test_a_single_switch_fabric_has_one_switch_routes_and_no_channels() -> None:
+    b = ModelBuilder()
+    leaf = b.switch("leaf01", 0x10)
+    for port in range(1, 6):
+        b.ca(f"n{port}/mlx5_0:1", port, leaf, port)
+    b.lids = [6]
+    model = b.build()
+    model.lft = compute_lft(model)
+    result = audit(model, [0])
+    assert result.pairs == result.delivered == 5 * 4
+    assert result.hop_histogram == {1: 20}
+    assert model.channel_count == 0
+    assert not result.edge_list(model)[0].size

@@ -1,0 +1,37 @@
+"""OpenSM's own dump of the forwarding tables (opensm-lfts.dump, written while log flag 0x40 is set) reads as
+the same tables as dump_lfts: the twin's captures of one ring under lash."""
+
+from __future__ import annotations
+
+import pytest
+from captures import read_capture
+
+from ibprov.probes import ParseError, lfts
+
+
+def test_the_opensm_dump_gives_every_switch_by_lid_with_its_entries() -> None:
+    tables = lfts.parse_any(read_capture("routing/opensm-lfts-ring5-lash.txt"))
+    assert [t.description for t in tables.switches] == ["S0", "S1", "S2", "S3", "S4"]
+    s0 = tables.switches[0]
+    assert (s0.lid, s0.guid, s0.lid_range) == (2, 0x200000, (0, 10))
+    assert dict(s0.ports) == {1: 1, 2: 0, 3: 3, 4: 3, 5: 3, 6: 4, 7: 4, 8: 3, 9: 4, 10: 4}
+    assert s0.destinations[1].kind == "Channel Adapter"
+    assert s0.destinations[1].description == "H0"
+
+
+def test_dump_lfts_output_still_reads_through_the_same_entry_point() -> None:
+    text = read_capture("routing/dump_lfts-ring5-minhop.txt")
+    assert lfts.parse_any(text) == lfts.parse(text)
+
+
+def test_a_dump_cut_short_says_which_table_lost_its_end() -> None:
+    text = read_capture("routing/opensm-lfts-ring5-lash.txt")
+    cut = "\n".join(text.splitlines()[:15]) + "\n"
+    with pytest.raises(ParseError, match="ends without its 'lids dumped' line"):
+        lfts.parse_any(cut)
+
+
+def test_a_footer_that_disagrees_with_the_entries_is_refused() -> None:
+    text = read_capture("routing/opensm-lfts-ring5-lash.txt").replace("10 lids dumped", "11 lids dumped", 1)
+    with pytest.raises(ParseError, match="the table has 10 entries"):
+        lfts.parse_any(text)
