@@ -5,22 +5,26 @@ The entry point of the routing section (:data:`SECTION`): the diags through the 
 ``verify --fabric``: this host, ``--via HOST``, or the target) -> :class:`~.observation.RoutingObservation`
 -> the analysis (:mod:`.analysis`, pure) -> the checks (:mod:`.checks`) -> a report with
 :class:`~.facts.RoutingFacts`. The engine OpenSM used is read from its log: ``--sm-log FILE`` on this
-host, else on the planned master SM's node through Ansible (the target's inventory, ``--inventory``, or the
-spec's addresses).
+host, else on every planned SM node through Ansible (the target's inventory, ``--inventory``, or the
+spec's addresses): the log of the node that configured the tables last, the master's (after a failover, a
+planned standby's).
 """
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import AnsibleError, CollectError
 from ibprov.identity.guids import GuidBook
+from ibprov.probes import ParseError, smlog
 from ibprov.probes.runner import Runner
-from ibprov.probes.smlog import LOG_PATTERN
+from ibprov.probes.smlog import LOG_PATTERN, RoutingLog
 from ibprov.report.model import SectionReport
 from ibprov.run.adhoc import AdHoc
 from ibprov.run.inventory import nodes_inventory
@@ -34,7 +38,7 @@ from ibprov.verify.routing.observation import EngineLog, RoutingObservation
 from ibprov.verify.routing.plan import RoutingPlan, build_plan
 from ibprov.verify.skeleton import Skeleton
 
-__all__ = ["ROUTING", "SECTION", "TITLE", "audit_observation", "log_reader", "verify_routing"]
+__all__ = ["ROUTING", "SECTION", "TITLE", "audit_observation", "latest_router", "log_reader", "verify_routing"]
 
 TITLE = "Routing"
 SM_LOGS = "/var/log/opensm.log /var/log/opensm.*.log"  # Debian's packaged OpenSM; the ib_sm role's instances
@@ -81,7 +85,8 @@ def verify_routing(
 
 
 def log_reader(loaded: LoadedSpec, options: VerifyOptions) -> Callable[[], EngineLog]:
-    """How the SM's log is read: ``--sm-log FILE`` here, else on the planned master's node through Ansible."""
+    """How the SM's log is read: ``--sm-log FILE`` here, else on every planned SM node through Ansible (the
+    one that routed last is the master: after a failover that is a standby's log)."""
     if options.sm_log is not None:
         path = options.sm_log
         return lambda: _local_log(path)
@@ -90,8 +95,8 @@ def log_reader(loaded: LoadedSpec, options: VerifyOptions) -> Callable[[], Engin
         source = str(options.target.inventory)
     else:
         source = str(options.inventory) if options.inventory else nodes_inventory(loaded)
-    master = sorted(loaded.spec.subnet_manager.instances, key=lambda i: -i.priority)[0].node
-    return lambda: _remote_log(AdHoc(source), master)
+    nodes = [i.node for i in sorted(loaded.spec.subnet_manager.instances, key=lambda i: -i.priority)]
+    return lambda: _remote_logs(AdHoc(source), list(dict.fromkeys(nodes)))
 
 
 def _local_log(path: Path) -> EngineLog:
@@ -101,17 +106,49 @@ def _local_log(path: Path) -> EngineLog:
         return engine_log(None, f"the SM's log {path} could not be read ({exc.strerror or exc})")
 
 
-def _remote_log(ansible: AdHoc, host: str) -> EngineLog:
-    """The routing lines of the OpenSM logs on ``host`` (grep there: a log can be large)."""
+def _remote_logs(ansible: AdHoc, hosts: list[str]) -> EngineLog:
+    """The routing lines of the OpenSM logs on the SM ``hosts`` (grep there: a log can be large); the log of
+    the host that configured the tables last."""
     cmd = f"grep -h -E {shlex.quote(LOG_PATTERN)} {SM_LOGS} 2>/dev/null | tail -n 2000; true"
     try:
-        outcome = ansible.module([host], "ansible.builtin.shell", {"cmd": cmd}).get(host)
+        outcomes = ansible.module(hosts, "ansible.builtin.shell", {"cmd": cmd})
     except AnsibleError as exc:
-        return engine_log(None, f"the SM's log on {host} could not be read ({exc})")
-    if outcome is None or not outcome.ok:
-        reason = outcome.reason() if outcome is not None else "no answer"
-        return engine_log(None, f"the SM's log on {host} could not be read ({reason})")
-    return engine_log(str(outcome.res.get("stdout", "")), f"{host}:{SM_LOGS}")
+        return engine_log(None, f"the SMs' logs on {', '.join(hosts)} could not be read ({exc})")
+    logs: dict[str, RoutingLog] = {}
+    unread: list[str] = []
+    for host in hosts:
+        outcome = outcomes.get(host)
+        if outcome is None or not outcome.ok:
+            unread.append(f"{host}: {outcome.reason() if outcome is not None else 'no answer'}")
+            continue
+        with contextlib.suppress(ParseError):  # no OpenSM log line at all: nothing to say of this host
+            logs[host] = smlog.parse(str(outcome.res.get("stdout", "")))
+    router = latest_router(logs)
+    if router is None:
+        why = "; ".join(unread) or "no routing lines in " + SM_LOGS
+        return engine_log(None, f"the SMs' logs could not be read ({why})")
+    others = f" (read on {len(logs)} of {len(hosts)} SM nodes; {'; '.join(unread)})" if unread else ""
+    return EngineLog(logs[router], f"{router}:{SM_LOGS}{others}")
+
+
+def latest_router(logs: Mapping[str, RoutingLog]) -> str | None:
+    """The host whose log configured the tables last (OpenSM's log stamps: month, day, time; a standby has no
+    such line after it stood by), else the first host with a log."""
+    stamped = {host: _stamp(log) for host, log in logs.items()}
+    dated = {host: t for host, t in stamped.items() if t is not None}
+    if dated:
+        return max(dated, key=lambda h: dated[h])
+    return next(iter(logs), None)
+
+
+def _stamp(log: RoutingLog) -> datetime | None:
+    line = log.engine_line or (log.last.no_engine_line if log.last else None)
+    if line is None:
+        return None
+    try:
+        return datetime.strptime(" ".join(line.text.split()[:4]), "%b %d %H:%M:%S %f")
+    except ValueError:
+        return None
 
 
 def _run(loaded: LoadedSpec, options: VerifyOptions, started: Any) -> SectionReport:

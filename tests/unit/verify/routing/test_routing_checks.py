@@ -18,7 +18,7 @@ from ibprov.routing.offline import compute_lft
 from ibprov.verify.registry import report_schema
 from ibprov.verify.routing.observation import EngineLog, RoutingObservation
 from ibprov.verify.routing.plan import RoutingPlan
-from ibprov.verify.routing.section import audit_observation
+from ibprov.verify.routing.section import audit_observation, latest_router
 
 
 def plan(engine: str = "minhop", *, tiers: dict[str, int] | None = None, qos: bool = False) -> RoutingPlan:
@@ -182,3 +182,13 @@ def test_the_routing_report_json_validates_against_the_published_schema() -> Non
     assert facts["engine_used"] == "ftree"
     assert facts["hop_histogram"] == {"1": 6, "3": 24}
     assert [row["group"] for row in facts["balance"]] == ["leaf ↑", "spine ↓"]
+
+
+def test_the_engine_is_read_from_the_sm_that_routed_last_a_standby_after_a_failover() -> None:
+    older = smlog.parse(read_capture("routing/opensm-log-ring5-minhop.txt"))  # Dec 04 13:51:52
+    newer = smlog.parse(read_capture("routing/opensm-log-ring5-updn-root-S0.txt"))  # Dec 04 13:51:55
+    standby = smlog.parse(read_capture("routing/opensm-log-ring5-minhop.txt").split("minhop tables")[0])
+    assert latest_router({"sm01": older, "sm02": newer}) == "sm02"
+    assert latest_router({"sm02": newer, "sm01": older}) == "sm02"
+    assert latest_router({"sm01": older, "sm02": standby}) == "sm01"
+    assert latest_router({}) is None
