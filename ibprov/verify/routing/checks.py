@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ibprov.report.model import FABRIC, Finding, Severity
 from ibprov.routing.audit import Break
-from ibprov.routing.model import RoutingModel
+from ibprov.routing.model import NO_ENTRY, RoutingModel
 from ibprov.verify.judge import Check, CheckFamily
 from ibprov.verify.routing.analysis import DOWN, UP, Analysis
 from ibprov.verify.routing.observation import RoutingObservation
@@ -135,7 +135,7 @@ def _route_breaks(plan: RoutingPlan, a: Audited) -> list[Finding]:
         ports = sum(b.pairs for b in breaks)
         first = breaks[0]
         if kind == "dead end":
-            entry = "no entry" if first.port == 255 else f"port {first.port}, which has no cable to it"
+            entry = _entry(model, first.switch, first.port)
             where = f"dead end at {model.names[first.switch]} ({entry})"
             out.append(
                 REACHABLE.finding(
@@ -147,6 +147,18 @@ def _route_breaks(plan: RoutingPlan, a: Audited) -> list[Finding]:
             ring = _loop_of(model, path)
             out.append(NO_LOOP.finding(obj, "delivered", f"forwarding loop {ring}, from {sources} ({ports} CA ports)"))
     return out
+
+
+def _entry(model: RoutingModel, switch: int, port: int) -> str:
+    """What a dead end's entry points at."""
+    if port == NO_ENTRY:
+        return "no entry"
+    if port == 0:
+        return "port 0, the switch itself"
+    ca = model.ca_at.get((switch, port))
+    if ca is not None:
+        return f"port {port}, to {model.cas[ca].name}"
+    return f"port {port}, which has no cable to a switch"
 
 
 def _loop_of(model: RoutingModel, path: list[int]) -> str:

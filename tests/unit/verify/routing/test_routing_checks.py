@@ -192,3 +192,16 @@ def test_the_engine_is_read_from_the_sm_that_routed_last_a_standby_after_a_failo
     assert latest_router({"sm02": newer, "sm01": older}) == "sm02"
     assert latest_router({"sm01": older, "sm02": standby}) == "sm01"
     assert latest_router({}) is None
+
+
+@pytest.mark.parametrize(
+    ("port", "said"),
+    [(0, "port 0, the switch itself"), (2, "port 2, to n011/mlx5_0:1"), (7, "port 7, which has no cable to a switch")],
+)
+def test_a_dead_end_says_what_its_entry_points_at(port: int, said: str) -> None:
+    model, tiers = fat_tree(3, 2, 2)
+    n05 = model.cas[4].lid
+    model.lft[model.names.index("leaf01"), n05] = port
+    r = report(plan("ftree", tiers=ft_tiers(model, tiers)), model)
+    (dead,) = by_check(r, "routing.reachable")
+    assert f"dead end at leaf01 ({said}), from leaf01 (2 CA ports)" in dead
