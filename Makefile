@@ -83,6 +83,7 @@ bench: venv apt-sim
 	$(BIN)/python bench/render_10k.py
 	$(BIN)/python bench/twin_1024.py
 	$(BIN)/python bench/verify_1024.py --append
+	$(BIN)/python bench/routing_audit.py --offline --twin --update-docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
