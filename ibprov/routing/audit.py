@@ -1,8 +1,8 @@
 """Trace every route of a :class:`~ibprov.routing.model.RoutingModel` at once, by destination.
 
 InfiniBand forwards by destination LID alone, so for one destination the switches' entries form a graph in
-which every switch has one way out: its route to that LID. The audit takes the destinations in blocks and,
-for a block, works on the [switch x destination] arrays of out port, channel, next switch and distance:
+which every switch has one way out: its route to that LID. The audit walks that graph once per destination,
+in a compiled kernel (:mod:`ibprov.routing.kernel`), and gathers:
 
 * **reachability** — a route ends at its destination's port (``delivered``), at a switch with no entry or
   an entry for a port without a cable (``dead end``, named by the switch and port), or never (a forwarding
@@ -19,8 +19,8 @@ for a block, works on the [switch x destination] arrays of out port, channel, ne
   three states (still climbing, descending, turned up after descending) and the routes that turned up
   after going down are counted at their destination and sampled where they turn.
 
-Every array is per block, so memory is the LFT itself plus a few [switch x block] arrays (see
-docs/benchmarks.md for the time and memory this takes on a 100,000-endpoint fat tree).
+Memory is the LFT itself, the channel tables and a few arrays per switch and thread (see docs/benchmarks.md
+for the time and memory this takes on a 100,000-endpoint fat tree).
 """
 
 from __future__ import annotations
@@ -28,15 +28,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import numpy.typing as npt
 
-from ibprov.routing.model import NO_ENTRY, RoutingModel
+from ibprov.routing.kernel import SAMPLES, trace
+from ibprov.routing.model import RoutingModel
 
 __all__ = ["Break", "RouteAudit", "TurnSample", "audit", "shortest_hops"]
 
 _FAR = np.int16(32000)
-SAMPLES = 100  # samples kept of each kind of problem
 
 
 @dataclass(frozen=True)
@@ -152,13 +153,9 @@ def _destinations(model: RoutingModel) -> _Dests:
     )
 
 
-def _block_size(switches: int) -> int:
-    return int(max(64, min(4096, 4_000_000 // max(1, switches))))
-
-
-def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, block: int | None = None) -> RouteAudit:
+def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, threads: int | None = None) -> RouteAudit:
     """Trace every route of ``model`` (see the module docstring); ``tiers``: one per switch (0 lowest), to
-    judge up*/down*."""
+    judge up*/down*; ``threads``: how many the compiled kernel uses (default numba's, one per core)."""
     dests = _destinations(model)
     n = model.switch_count
     result = RouteAudit(
@@ -172,222 +169,43 @@ def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, block: int
         return result
     targets = sorted({int(s) for s in dests.switch[dests.is_ca]})
     shortest = shortest_hops(model, targets)
-    target_col = np.full(n, -1, dtype=np.int64)
+    target_col = np.full(n, 0, dtype=np.int64)
     target_col[targets] = np.arange(len(targets))
-    tier_arr = np.asarray(tiers, dtype=np.int16) if tiers is not None else None
-    size = block or _block_size(n)
-    for start in range(0, len(dests.lids), size):
-        stop = min(start + size, len(dests.lids))
-        _Block(model, result, dests, slice(start, stop), shortest, target_col, tier_arr).run()
+    tier_arr = np.asarray(tiers if tiers is not None else [0] * n, dtype=np.int16)
+    workers = max(1, min(threads or numba.get_num_threads(), len(dests.lids)))
+    (routes, dlids, edges, edge_lid, hist, stats, broken, brk, brk_n, sbrk, sbrk_n, nonmin, nonmin_n, turns,
+     turns_n) = trace(
+        model.lft, model.chan, model.chan_dst, dests.lids, dests.switch, dests.port, dests.is_ca,
+        model.cas_on, tier_arr, tiers is not None, shortest, target_col, workers,
+    )  # fmt: skip
+    result.chan_routes, result.chan_dlids, result.edges, result.edge_lid = routes, dlids, edges, edge_lid
+    result.hop_histogram = {int(h): int(v) for h, v in enumerate(hist.tolist()) if v}
+    result.pairs, result.delivered, result.broken_pairs, result.nonminimal_pairs, result.updown_pairs = (
+        int(v) for v in stats.tolist()
+    )
+    lids = dests.lids
+    result.broken_lids = {int(lids[d]) for d in np.flatnonzero(broken & dests.is_ca)}
+    result.broken_switch_lids = {int(lids[d]) for d in np.flatnonzero(broken & ~dests.is_ca)}
+    result.breaks = _breaks(brk, brk_n, lids)
+    result.switch_breaks = _breaks(sbrk, sbrk_n, lids)
+    rows = sorted(
+        (int(lids[d]), int(s), int(hops), int(short))
+        for t in range(workers)
+        for s, d, hops, short in nonmin[t, : nonmin_n[t]].tolist()
+    )
+    result.nonminimal = [(s, lid, hops, short) for lid, s, hops, short in rows][:SAMPLES]
+    samples = sorted((int(lids[d]), int(s)) for t in range(workers) for d, s in turns[t, : turns_n[t]].tolist())
+    result.updown_samples = [TurnSample(lid, s) for lid, s in samples][:SAMPLES]
     return result
 
 
-class _Block:
-    """One block of destinations (columns) against every switch (rows)."""
-
-    def __init__(
-        self,
-        model: RoutingModel,
-        result: RouteAudit,
-        dests: _Dests,
-        cols: slice,
-        shortest: npt.NDArray[np.int16],
-        target_col: npt.NDArray[np.int64],
-        tiers: npt.NDArray[np.int16] | None,
-    ) -> None:
-        self.m, self.r = model, result
-        self.lids = dests.lids[cols]
-        self.tsw, self.tport, self.is_ca = dests.switch[cols], dests.port[cols], dests.is_ca[cols]
-        self.shortest, self.target_col, self.tiers = shortest, target_col, tiers
-
-    def run(self) -> None:
-        m = self.m
-        n, b = m.switch_count, len(self.lids)
-        inside = self.lids <= m.top_lid
-        ports = np.full((n, b), NO_ENTRY, dtype=np.uint8)
-        ports[:, inside] = m.lft[:, self.lids[inside]]
-        rows = np.arange(n)[:, None]
-        final = (rows == self.tsw[None, :]) & (ports == self.tport[None, :])
-        ch = m.chan[rows, ports]
-        ch[final] = -1
-        nxt = np.append(m.chan_dst, np.int32(-1))[ch]  # -1 (no channel) indexes the appended -1
-        dist = np.where(final, np.int16(0), _FAR).astype(np.int16)
-        self.ports, self.ch, self.nxt, self.dist = ports, ch, nxt, dist
-        self._distances()
-        sources = m.cas_on.astype(np.int64)[:, None] - ((rows == self.tsw[None, :]) & self.is_ca[None, :])
-        weight = np.where(m.cas_on[:, None] > 0, sources, 0)
-        self._reach(weight)
-        ca_weight = np.where(self.is_ca[None, :], weight, 0)
-        self._hops(ca_weight)
-        self._flows(ca_weight)
-
-    def _distances(self) -> None:
-        """Switches from each switch to each destination (0 at the destination's switch), _FAR where the
-        route never arrives."""
-        ch, nxt, dist = self.ch, self.nxt, self.dist
-        b = dist.shape[1]
-        pending = np.flatnonzero(ch >= 0)
-        flat_dist = dist.reshape(-1)
-        step = nxt.reshape(-1)[pending] * b + pending % b  # the cell each pending cell's route goes on to
-        while pending.size:
-            ahead = flat_dist[step]
-            done = ahead < _FAR
-            if not done.any():
-                break
-            flat_dist[pending[done]] = ahead[done] + 1
-            keep = ~done
-            pending, step = pending[keep], step[keep]
-        self.unresolved = pending
-
-    def _ends(self) -> npt.NDArray[np.int64]:
-        """[switch, col] -> where the route breaks (the flat index of the dead-end switch and column), -1 for
-        a loop or a route that arrives."""
-        ch, nxt, final, b = self.ch, self.nxt, self.dist == 0, self.dist.shape[1]
-        end = np.full(ch.size, -1, dtype=np.int64)
-        dead = np.flatnonzero((ch.reshape(-1) < 0) & ~final.reshape(-1))
-        end[dead] = dead
-        pending = self.unresolved
-        flat_nxt = nxt.reshape(-1)
-        while pending.size:
-            ahead = end[flat_nxt[pending] * b + pending % b]
-            done = ahead >= 0
-            if not done.any():
-                break
-            end[pending[done]] = ahead[done]
-            pending = pending[~done]
-        return end
-
-    def _reach(self, weight: npt.NDArray[np.int64]) -> None:
-        r, m = self.r, self.m
-        b = self.dist.shape[1]
-        is_source = m.cas_on > 0
-        lost = (self.dist >= _FAR) & is_source[:, None]
-        pairs = int(weight[:, self.is_ca].sum())
-        r.pairs += pairs
-        if not lost.any():
-            r.delivered += pairs
-            return
-        end = self._ends()
-        srcs, cols = np.nonzero(lost)
-        for s, c in zip(srcs.tolist(), cols.tolist(), strict=True):
-            lid = int(self.lids[c])
-            e = int(end[s * b + c])
-            if e >= 0:
-                where, port, kind = e // b, int(self.ports[e // b, c]), "dead end"
-            else:
-                where, port, kind = self._on_loop(s, c), 0, "loop"
-            sample = Break(s, lid, kind, where, port, int(weight[s, c]))
-            if self.is_ca[c]:
-                r.broken_pairs += sample.pairs
-                r.broken_lids.add(lid)
-                if len(r.breaks) < SAMPLES:
-                    r.breaks.append(sample)
-            else:
-                r.broken_switch_lids.add(lid)
-                if len(r.switch_breaks) < SAMPLES:
-                    r.switch_breaks.append(sample)
-        r.delivered += int(np.where(lost, 0, weight)[:, self.is_ca].sum())
-
-    def _on_loop(self, s: int, c: int) -> int:
-        seen: set[int] = set()
-        x = s
-        while x not in seen and x >= 0:
-            seen.add(x)
-            x = int(self.nxt[x, c])
-        return x
-
-    def _hops(self, weight: npt.NDArray[np.int64]) -> None:
-        r = self.r
-        ok = (self.dist < _FAR) & (weight > 0)
-        srcs, cols = np.nonzero(ok)
-        if not srcs.size:
-            return
-        d = self.dist[srcs, cols].astype(np.int64)
-        w = weight[srcs, cols]
-        counts = np.bincount(d, weights=w)
-        for hops, count in enumerate(counts.tolist()):
-            if count:
-                r.hop_histogram[hops + 1] = r.hop_histogram.get(hops + 1, 0) + int(count)
-        best = self.shortest[srcs, self.target_col[self.tsw[cols]]]
-        longer = d > best
-        if longer.any():
-            r.nonminimal_pairs += int(w[longer].sum())
-            for s, c, hops, short in zip(
-                srcs[longer][:SAMPLES].tolist(),
-                cols[longer][:SAMPLES].tolist(),
-                d[longer][:SAMPLES].tolist(),
-                best[longer][:SAMPLES].tolist(),
-                strict=True,
-            ):
-                if len(r.nonminimal) < SAMPLES:
-                    r.nonminimal.append((s, int(self.lids[c]), hops + 1, int(short) + 1))
-
-    def _flows(self, weight: npt.NDArray[np.int64]) -> None:
-        """Routes per channel (propagated from the sources along the routes, farthest first), destinations
-        per channel, the channel dependencies and the up*/down* states."""
-        m, r = self.m, self.r
-        dist, ch, nxt = self.dist, self.ch, self.nxt
-        n, b = dist.shape
-        ok = (dist < _FAR) & (dist > 0)
-        if not ok.any():
-            return
-        paths = np.where(ok, weight, 0).astype(np.int64, copy=False)
-        tiers = self.tiers
-        if tiers is not None:
-            climb = paths.copy()  # routes still climbing
-            down = np.zeros(paths.shape, dtype=paths.dtype)  # routes that have gone down (calloc'd: no pass)
-            bad = np.zeros(paths.shape, dtype=paths.dtype)  # routes that turned up after going down
-            kind = np.zeros(m.channel_count, dtype=np.int8)
-            kind[tiers[m.chan_dst] > tiers[m.chan_src]] = 1
-            kind[tiers[m.chan_dst] < tiers[m.chan_src]] = -1
-        top = int(dist[ok].max())
-        flat_paths = paths.reshape(-1)
-        for level in range(top, 0, -1):
-            idx = np.flatnonzero((dist == level).reshape(-1))
-            idx = idx[flat_paths[idx] > 0]
-            if not idx.size:
-                continue
-            col = idx % b
-            to = nxt.reshape(-1)[idx] * b + col
-            np.add.at(flat_paths, to, flat_paths[idx])
-            if tiers is not None:
-                self._turns(idx, to, col, kind, climb.reshape(-1), down.reshape(-1), bad.reshape(-1))
-        used = ok & (paths > 0)
-        c_used = ch[used]
-        r.chan_routes += np.bincount(c_used, weights=paths[used], minlength=m.channel_count).astype(np.int64)
-        r.chan_dlids += np.bincount(c_used, minlength=m.channel_count)
-        onward = used & (dist >= 2)
-        srcs, cols = np.nonzero(onward)
-        if srcs.size:
-            c1 = ch[srcs, cols]
-            p2 = self.ports[nxt[srcs, cols], cols]
-            r.edges[c1, p2] = True
-            r.edge_lid[c1, p2] = self.lids[cols]
-        if tiers is not None:
-            arrived = (dist == 0) & self.is_ca[None, :]
-            r.updown_pairs += int(bad[arrived].sum())
-        _ = n
-
-    def _turns(
-        self,
-        idx: npt.NDArray[np.int64],
-        to: npt.NDArray[np.int64],
-        col: npt.NDArray[np.int64],
-        kind: npt.NDArray[np.int8],
-        climb: npt.NDArray[np.int64],
-        down: npt.NDArray[np.int64],
-        bad: npt.NDArray[np.int64],
-    ) -> None:
-        r = self.r
-        k = kind[self.ch.reshape(-1)[idx]]
-        up, dn = k > 0, k < 0
-        turning = up & (down[idx] > 0)
-        if turning.any() and len(r.updown_samples) < SAMPLES:
-            b = self.dist.shape[1]
-            for i, c in zip(idx[turning][:SAMPLES].tolist(), col[turning][:SAMPLES].tolist(), strict=True):
-                if len(r.updown_samples) < SAMPLES:
-                    r.updown_samples.append(TurnSample(int(self.lids[c]), i // b))
-        np.add.at(bad, to, bad[idx] + np.where(up, down[idx], 0))
-        np.add.at(down, to, np.where(up, 0, down[idx]) + np.where(dn, climb[idx], 0))
-        np.add.at(climb, to, np.where(dn, 0, climb[idx]))
-        self.r.updown_checked = True
+def _breaks(found: npt.NDArray[np.int64], counts: npt.NDArray[np.int64], lids: npt.NDArray[np.int64]) -> list[Break]:
+    rows = sorted(
+        (int(lids[d]), int(s), int(kind), int(where), int(port), int(pairs))
+        for t in range(found.shape[0])
+        for s, d, kind, where, port, pairs in found[t, : counts[t]].tolist()
+    )
+    return [
+        Break(s, lid, "dead end" if kind == 0 else "loop", where, port, pairs)
+        for lid, s, kind, where, port, pairs in rows
+    ][:SAMPLES]

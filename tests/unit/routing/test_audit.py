@@ -128,11 +128,11 @@ def test_shortest_hops_on_a_torus_wraps_around() -> None:
     assert audit(model).nonminimal_pairs == 0
 
 
-def test_blocks_of_any_size_give_the_same_audit() -> None:
+def test_any_number_of_threads_gives_the_same_audit() -> None:
     model, tiers = fat_tree(5, 3, [1, 4, 2, 3, 1])
     model.lft[1, model.cas[0].lid] = NO_ENTRY
-    whole = audit(model, tiers, block=4096)
-    small = audit(model, tiers, block=1)
+    whole = audit(model, tiers, threads=1)
+    small = audit(model, tiers, threads=3)
     assert (whole.pairs, whole.delivered, whole.hop_histogram, whole.broken_pairs) == (
         small.pairs,
         small.delivered,

@@ -1,0 +1,255 @@
+"""The audit's inner loop, compiled (numba): every destination column walked once over every switch.
+
+For one destination LID every switch has one way out, so the routes into it form a forest (plus, where the
+tables are wrong, dead ends and loops). Per destination the kernel (1) gives every switch its distance to the
+destination — the number of switch-to-switch channels its route crosses — walking each switch's route until it
+meets a switch already known, so each switch is walked once (a walk that meets itself is a forwarding loop,
+one that meets no channel a dead end); (2) orders the switches by distance with a counting sort and, farthest
+first, pushes the routes of the CA ports behind each switch one channel on: routes and destination LIDs per
+channel, the channel dependencies, and the up*/down* states (still climbing, gone down, turned up after
+going down); (3) judges every switch with CA ports as a source: delivered, hop count against the shortest path,
+or where its route breaks.
+
+Destinations are split into contiguous ranges, one per thread, each with its own counters (summed after), so
+the result does not depend on the number of threads. Compiled once per machine (numba caches it beside this
+file, or in its user cache where that is not writable); a few seconds the first time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["SAMPLES", "UNKNOWN", "trace"]
+
+SAMPLES = 100  # samples kept of each kind of problem, per thread
+UNKNOWN, DEAD, LOOP, ON_STACK = -1, -2, -3, -4
+HOPS = 258  # histogram bins: switches on a route (1..257)
+
+
+def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it as well
+    lft: npt.NDArray[np.uint8],
+    chan: npt.NDArray[np.int32],
+    chan_dst: npt.NDArray[np.int32],
+    dlids: npt.NDArray[np.int64],
+    dsw: npt.NDArray[np.int64],
+    dport: npt.NDArray[np.int64],
+    is_ca: npt.NDArray[np.bool_],
+    cas_on: npt.NDArray[np.int32],
+    tiers: npt.NDArray[np.int16],
+    has_tiers: bool,
+    shortest: npt.NDArray[np.int16],
+    target_col: npt.NDArray[np.int64],
+    threads: int,
+) -> tuple[Any, ...]:
+    n = lft.shape[0]
+    top = lft.shape[1] - 1
+    c_count = chan_dst.shape[0]
+    d_count = dlids.shape[0]
+    routes = np.zeros((threads, c_count), dtype=np.int64)
+    dlid_count = np.zeros((threads, c_count), dtype=np.int64)
+    edges = np.zeros((c_count, 256), dtype=np.bool_)
+    edge_lid = np.zeros((c_count, 256), dtype=np.int32)
+    hist = np.zeros((threads, HOPS), dtype=np.int64)
+    # pairs, delivered, broken pairs, nonminimal pairs, updown pairs
+    stats = np.zeros((threads, 5), dtype=np.int64)
+    broken = np.zeros(d_count, dtype=np.bool_)
+    # breaks: source, destination index, kind (0 dead end, 1 loop), switch, port, pairs
+    brk = np.zeros((threads, SAMPLES, 6), dtype=np.int64)
+    brk_n = np.zeros(threads, dtype=np.int64)
+    sbrk = np.zeros((threads, SAMPLES, 6), dtype=np.int64)  # the same for switch LIDs
+    sbrk_n = np.zeros(threads, dtype=np.int64)
+    nonmin = np.zeros((threads, SAMPLES, 4), dtype=np.int64)  # source, destination index, hops, shortest
+    nonmin_n = np.zeros(threads, dtype=np.int64)
+    turns = np.zeros((threads, SAMPLES, 2), dtype=np.int64)  # destination index, switch
+    turns_n = np.zeros(threads, dtype=np.int64)
+    kind = np.zeros(c_count, dtype=np.int8)  # +1 up, -1 down, 0 same tier
+    src_of = np.full(c_count, -1, dtype=np.int64)
+    for s in range(n):
+        for p in range(256):
+            c = chan[s, p]
+            if c >= 0:
+                src_of[c] = s
+    if has_tiers:
+        for c in range(c_count):
+            a, b = tiers[src_of[c]], tiers[chan_dst[c]]
+            kind[c] = 1 if b > a else (-1 if b < a else 0)
+    chunk = (d_count + threads - 1) // threads
+    for t in numba.prange(threads):
+        dist = np.empty(n, dtype=np.int64)
+        end = np.empty(n, dtype=np.int64)  # dead end: the switch where it breaks; loop: a switch on it
+        stack = np.empty(n + 1, dtype=np.int64)
+        order = np.empty(n, dtype=np.int64)
+        count = np.zeros(n + 2, dtype=np.int64)
+        paths = np.empty(n, dtype=np.int64)
+        climb = np.empty(n, dtype=np.int64)
+        down = np.empty(n, dtype=np.int64)
+        bad = np.empty(n, dtype=np.int64)
+        for d in range(t * chunk, min(d_count, (t + 1) * chunk)):
+            lid, tsw, tport, ca_dest = dlids[d], dsw[d], dport[d], is_ca[d]
+            for s in range(n):
+                dist[s] = UNKNOWN
+            # (1) distances, each switch walked once
+            for s0 in range(n):
+                if dist[s0] != UNKNOWN:
+                    continue
+                depth = 0
+                x = s0
+                base = UNKNOWN
+                where = -1
+                while True:
+                    if dist[x] >= 0 or dist[x] == DEAD or dist[x] == LOOP:
+                        base = dist[x]
+                        where = end[x]
+                        break
+                    if dist[x] == ON_STACK:
+                        base = LOOP
+                        where = x
+                        break
+                    port = lft[x, lid] if lid <= top else 255
+                    if x == tsw and port == tport:
+                        dist[x] = 0
+                        end[x] = -1
+                        base = 0
+                        where = -1
+                        break
+                    c = chan[x, port]
+                    if c < 0:
+                        dist[x] = DEAD
+                        end[x] = x
+                        base = DEAD
+                        where = x
+                        break
+                    dist[x] = ON_STACK
+                    stack[depth] = x
+                    depth += 1
+                    x = chan_dst[c]
+                for i in range(depth - 1, -1, -1):
+                    y = stack[i]
+                    if base >= 0:
+                        base += 1
+                        dist[y] = base
+                        end[y] = -1
+                    else:
+                        dist[y] = base
+                        end[y] = where
+            # (2) farthest first: routes, destinations, dependencies and turns per channel
+            far = 0
+            for s in range(n):
+                if dist[s] > far:
+                    far = dist[s]
+            for i in range(far + 2):
+                count[i] = 0
+            for s in range(n):
+                if dist[s] > 0:
+                    count[dist[s]] += 1
+            acc = 0
+            for level in range(far, 0, -1):
+                k = count[level]
+                count[level] = acc
+                acc += k
+            for s in range(n):
+                if dist[s] > 0:
+                    order[count[dist[s]]] = s
+                    count[dist[s]] += 1
+            for s in range(n):
+                w = 0
+                if cas_on[s] > 0 and dist[s] >= 0:
+                    w = cas_on[s] - (1 if (ca_dest and s == tsw) else 0)
+                paths[s] = w if ca_dest else 0
+                climb[s] = paths[s]
+                down[s] = 0
+                bad[s] = 0
+            if ca_dest:
+                for i in range(acc):
+                    s = order[i]
+                    if paths[s] == 0:
+                        continue
+                    c = chan[s, lft[s, lid]]
+                    x = chan_dst[c]
+                    paths[x] += paths[s]
+                    routes[t, c] += paths[s]
+                    dlid_count[t, c] += 1
+                    if dist[s] >= 2:
+                        p2 = lft[x, lid]
+                        edges[c, p2] = True
+                        edge_lid[c, p2] = lid
+                    if has_tiers:
+                        if kind[c] > 0:
+                            if down[s] > 0 and turns_n[t] < SAMPLES:
+                                turns[t, turns_n[t], 0] = d
+                                turns[t, turns_n[t], 1] = s
+                                turns_n[t] += 1
+                            bad[x] += bad[s] + down[s]
+                            climb[x] += climb[s]
+                        elif kind[c] < 0:
+                            bad[x] += bad[s]
+                            down[x] += down[s] + climb[s]
+                        else:
+                            bad[x] += bad[s]
+                            down[x] += down[s]
+                            climb[x] += climb[s]
+                if has_tiers:
+                    stats[t, 4] += bad[tsw]
+            # (3) every switch with CA ports, as a source
+            for s in range(n):
+                if cas_on[s] == 0:
+                    continue
+                w = cas_on[s] - (1 if (ca_dest and s == tsw) else 0)
+                if ca_dest:
+                    stats[t, 0] += w
+                if dist[s] >= 0:
+                    if ca_dest and w > 0:
+                        stats[t, 1] += w
+                        hops = dist[s] + 1
+                        hist[t, min(hops, HOPS - 1)] += w
+                        best = shortest[s, target_col[tsw]]
+                        if dist[s] > best:
+                            stats[t, 3] += w
+                            if nonmin_n[t] < SAMPLES:
+                                j = nonmin_n[t]
+                                nonmin[t, j, 0] = s
+                                nonmin[t, j, 1] = d
+                                nonmin[t, j, 2] = hops
+                                nonmin[t, j, 3] = best + 1
+                                nonmin_n[t] += 1
+                    continue
+                broken[d] = True
+                e = end[s]
+                kind_of = 0 if dist[s] == DEAD else 1
+                port = (lft[e, lid] if lid <= top else 255) if kind_of == 0 else 0
+                if ca_dest:
+                    stats[t, 2] += w
+                    if brk_n[t] < SAMPLES:
+                        j = brk_n[t]
+                        brk[t, j, 0], brk[t, j, 1], brk[t, j, 2] = s, d, kind_of
+                        brk[t, j, 3], brk[t, j, 4], brk[t, j, 5] = e, port, w
+                        brk_n[t] += 1
+                elif sbrk_n[t] < SAMPLES:
+                    j = sbrk_n[t]
+                    sbrk[t, j, 0], sbrk[t, j, 1], sbrk[t, j, 2] = s, d, kind_of
+                    sbrk[t, j, 3], sbrk[t, j, 4], sbrk[t, j, 5] = e, port, w
+                    sbrk_n[t] += 1
+    return (
+        routes.sum(axis=0),
+        dlid_count.sum(axis=0),
+        edges,
+        edge_lid,
+        hist.sum(axis=0),
+        stats.sum(axis=0),
+        broken,
+        brk,
+        brk_n,
+        sbrk,
+        sbrk_n,
+        nonmin,
+        nonmin_n,
+        turns,
+        turns_n,
+    )
+
+
+trace: Any = numba.njit(cache=True, parallel=True, nogil=True)(_trace)
