@@ -175,10 +175,11 @@ def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, threads: i
     workers = max(1, min(threads or numba.get_num_threads(), len(dests.lids)))
     (routes, dlids, edges, edge_lid, hist, stats, broken, brk, brk_n, sbrk, sbrk_n, nonmin, nonmin_n, turns,
      turns_n) = trace(
-        model.lft, model.chan, model.chan_dst, dests.lids, dests.switch, dests.port, dests.is_ca,
+        model.lft, np.ascontiguousarray(model.chan[:, : model.ports]), model.chan_dst, dests.lids, dests.switch, dests.port, dests.is_ca,
         model.cas_on, tier_arr, tiers is not None, shortest, target_col, workers,
     )  # fmt: skip
-    result.chan_routes, result.chan_dlids, result.edges, result.edge_lid = routes, dlids, edges, edge_lid
+    result.chan_routes, result.chan_dlids, result.edge_lid = routes, dlids, edge_lid
+    result.edges = np.unpackbits(edges, axis=1, bitorder="little").astype(np.bool_)
     result.hop_histogram = {int(h): int(v) for h, v in enumerate(hist.tolist()) if v}
     result.pairs, result.delivered, result.broken_pairs, result.nonminimal_pairs, result.updown_pairs = (
         int(v) for v in stats.tolist()

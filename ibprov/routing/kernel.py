@@ -10,7 +10,9 @@ channel, the channel dependencies, and the up*/down* states (still climbing, gon
 going down); (3) judges every switch with CA ports as a source: delivered, hop count against the shortest path,
 or where its route breaks.
 
-Destinations are split into contiguous ranges, one per thread, each with its own counters (summed after), so
+The LFT is stored by switch, so one destination's column is spread over the whole table: each thread copies
+the columns of :data:`TILE` destinations at a time, reading the table row by row (in memory order), and walks
+the copy. Destinations are split into contiguous ranges, one per thread, each with its own counters (summed after), so
 the result does not depend on the number of threads. Compiled once per machine (numba caches it beside this
 file, or in its user cache where that is not writable); a few seconds the first time.
 """
@@ -28,11 +30,12 @@ __all__ = ["SAMPLES", "UNKNOWN", "trace"]
 SAMPLES = 100  # samples kept of each kind of problem, per thread
 UNKNOWN, DEAD, LOOP, ON_STACK = -1, -2, -3, -4
 HOPS = 258  # histogram bins: switches on a route (1..257)
+TILE = 64  # destinations whose LFT columns a thread copies at once (the LFT is [switch, LID]: a column is scattered)
 
 
 def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it as well
     lft: npt.NDArray[np.uint8],
-    chan: npt.NDArray[np.int32],
+    chan: npt.NDArray[np.int32],  # [switch, port] -> channel, -1 none; ports beyond its columns have none
     chan_dst: npt.NDArray[np.int32],
     dlids: npt.NDArray[np.int64],
     dsw: npt.NDArray[np.int64],
@@ -47,12 +50,13 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
 ) -> tuple[Any, ...]:
     n = lft.shape[0]
     top = lft.shape[1] - 1
+    width = chan.shape[1]
     c_count = chan_dst.shape[0]
     d_count = dlids.shape[0]
     routes = np.zeros((threads, c_count), dtype=np.int64)
     dlid_count = np.zeros((threads, c_count), dtype=np.int64)
-    edges = np.zeros((c_count, 256), dtype=np.bool_)
-    edge_lid = np.zeros((c_count, 256), dtype=np.int32)
+    edges = np.zeros((c_count, 32), dtype=np.uint8)  # a bit per (channel, next out port): 32 bytes a channel
+    edge_lid = np.zeros((c_count, 256), dtype=np.int32)  # written once per edge, when its bit is first set
     hist = np.zeros((threads, HOPS), dtype=np.int64)
     # pairs, delivered, broken pairs, nonminimal pairs, updown pairs
     stats = np.zeros((threads, 5), dtype=np.int64)
@@ -69,7 +73,7 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
     kind = np.zeros(c_count, dtype=np.int8)  # +1 up, -1 down, 0 same tier
     src_of = np.full(c_count, -1, dtype=np.int64)
     for s in range(n):
-        for p in range(256):
+        for p in range(width):
             c = chan[s, p]
             if c >= 0:
                 src_of[c] = s
@@ -88,7 +92,17 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
         climb = np.empty(n, dtype=np.int64)
         down = np.empty(n, dtype=np.int64)
         bad = np.empty(n, dtype=np.int64)
-        for d in range(t * chunk, min(d_count, (t + 1) * chunk)):
+        tile = np.empty((TILE, n), dtype=np.uint8)
+        first, last = t * chunk, min(d_count, (t + 1) * chunk)
+        for d in range(first, last):
+            j = (d - first) % TILE
+            if j == 0:  # the next tile of destinations' columns, copied row by row: the LFT is read in order
+                k = min(TILE, last - d)
+                for s in range(n):
+                    for i in range(k):
+                        lid_i = dlids[d + i]
+                        tile[i, s] = lft[s, lid_i] if lid_i <= top else 255
+            row = tile[j]
             lid, tsw, tport, ca_dest = dlids[d], dsw[d], dport[d], is_ca[d]
             for s in range(n):
                 dist[s] = UNKNOWN
@@ -109,14 +123,14 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                         base = LOOP
                         where = x
                         break
-                    port = lft[x, lid] if lid <= top else 255
+                    port = row[x]
                     if x == tsw and port == tport:
                         dist[x] = 0
                         end[x] = -1
                         base = 0
                         where = -1
                         break
-                    c = chan[x, port]
+                    c = chan[x, port] if port < width else -1
                     if c < 0:
                         dist[x] = DEAD
                         end[x] = x
@@ -168,15 +182,17 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                     s = order[i]
                     if paths[s] == 0:
                         continue
-                    c = chan[s, lft[s, lid]]
+                    c = chan[s, row[s]]  # (a delivered route's ports all have channels)
                     x = chan_dst[c]
                     paths[x] += paths[s]
                     routes[t, c] += paths[s]
                     dlid_count[t, c] += 1
                     if dist[s] >= 2:
-                        p2 = lft[x, lid]
-                        edges[c, p2] = True
-                        edge_lid[c, p2] = lid
+                        p2 = row[x]
+                        bit = np.uint8(1 << (p2 & 7))
+                        if not edges[c, p2 >> 3] & bit:
+                            edges[c, p2 >> 3] |= bit
+                            edge_lid[c, p2] = lid
                     if has_tiers:
                         if kind[c] > 0:
                             if down[s] > 0 and turns_n[t] < SAMPLES:
@@ -220,7 +236,7 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                 broken[d] = True
                 e = end[s]
                 kind_of = 0 if dist[s] == DEAD else 1
-                port = (lft[e, lid] if lid <= top else 255) if kind_of == 0 else 0
+                port = row[e] if kind_of == 0 else 0
                 if ca_dest:
                     stats[t, 2] += w
                     if brk_n[t] < SAMPLES:
