@@ -173,9 +173,10 @@ def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, threads: i
     target_col[targets] = np.arange(len(targets))
     tier_arr = np.asarray(tiers if tiers is not None else [0] * n, dtype=np.int16)
     workers = max(1, min(threads or numba.get_num_threads(), len(dests.lids)))
+    chan = np.ascontiguousarray(model.chan[:, : model.ports])  # ports beyond the cabled ones have no channel
     (routes, dlids, edges, edge_lid, hist, stats, broken, brk, brk_n, sbrk, sbrk_n, nonmin, nonmin_n, turns,
      turns_n) = trace(
-        model.lft, np.ascontiguousarray(model.chan[:, : model.ports]), model.chan_dst, dests.lids, dests.switch, dests.port, dests.is_ca,
+        model.lft, chan, model.chan_dst, dests.lids, dests.switch, dests.port, dests.is_ca,
         model.cas_on, tier_arr, tiers is not None, shortest, target_col, workers,
     )  # fmt: skip
     result.chan_routes, result.chan_dlids, result.edge_lid = routes, dlids, edge_lid
