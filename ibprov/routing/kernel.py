@@ -55,7 +55,9 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
     d_count = dlids.shape[0]
     routes = np.zeros((threads, c_count), dtype=np.int64)
     dlid_count = np.zeros((threads, c_count), dtype=np.int64)
-    edges = np.zeros((c_count, 32), dtype=np.uint8)  # a bit per (channel, next out port): 32 bytes a channel
+    # a bit per (channel, next out port): 32 bytes a channel, per thread (two threads setting bits of one byte
+    # would lose one of them)
+    edges = np.zeros((threads, c_count, 32), dtype=np.uint8)
     edge_lid = np.zeros((c_count, 256), dtype=np.int32)  # written once per edge, when its bit is first set
     hist = np.zeros((threads, HOPS), dtype=np.int64)
     # pairs, delivered, broken pairs, nonminimal pairs, updown pairs
@@ -81,17 +83,19 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
         for c in range(c_count):
             a, b = tiers[src_of[c]], tiers[chan_dst[c]]
             kind[c] = 1 if b > a else (-1 if b < a else 0)
+    sources = np.flatnonzero(cas_on > 0)
     chunk = (d_count + threads - 1) // threads
     for t in numba.prange(threads):
-        dist = np.empty(n, dtype=np.int64)
-        end = np.empty(n, dtype=np.int64)  # dead end: the switch where it breaks; loop: a switch on it
-        stack = np.empty(n + 1, dtype=np.int64)
-        order = np.empty(n, dtype=np.int64)
-        count = np.zeros(n + 2, dtype=np.int64)
-        paths = np.empty(n, dtype=np.int64)
-        climb = np.empty(n, dtype=np.int64)
-        down = np.empty(n, dtype=np.int64)
-        bad = np.empty(n, dtype=np.int64)
+        # per switch, int32 (a cell carries at most the CA ports of the fabric) to keep them in cache
+        dist = np.empty(n, dtype=np.int32)
+        end = np.empty(n, dtype=np.int32)  # dead end: the switch where it breaks; loop: a switch on it
+        stack = np.empty(n + 1, dtype=np.int32)
+        order = np.empty(n, dtype=np.int32)
+        count = np.zeros(n + 2, dtype=np.int32)
+        paths = np.empty(n, dtype=np.int32)
+        climb = np.empty(n, dtype=np.int32)
+        down = np.empty(n, dtype=np.int32)
+        bad = np.empty(n, dtype=np.int32)
         tile = np.empty((TILE, n), dtype=np.uint8)
         first, last = t * chunk, min(d_count, (t + 1) * chunk)
         for d in range(first, last):
@@ -169,14 +173,15 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                 if dist[s] > 0:
                     order[count[dist[s]]] = s
                     count[dist[s]] += 1
-            for s in range(n):
-                w = 0
-                if cas_on[s] > 0 and dist[s] >= 0:
-                    w = cas_on[s] - (1 if (ca_dest and s == tsw) else 0)
-                paths[s] = w if ca_dest else 0
-                climb[s] = paths[s]
-                down[s] = 0
-                bad[s] = 0
+            if ca_dest:
+                for s in range(n):
+                    w = 0
+                    if cas_on[s] > 0 and dist[s] >= 0:
+                        w = cas_on[s] - (1 if s == tsw else 0)
+                    paths[s] = w
+                    climb[s] = w
+                    down[s] = 0
+                    bad[s] = 0
             if ca_dest:
                 for i in range(acc):
                     s = order[i]
@@ -190,8 +195,8 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                     if dist[s] >= 2:
                         p2 = row[x]
                         bit = np.uint8(1 << (p2 & 7))
-                        if not edges[c, p2 >> 3] & bit:
-                            edges[c, p2 >> 3] |= bit
+                        if not edges[t, c, p2 >> 3] & bit:
+                            edges[t, c, p2 >> 3] |= bit
                             edge_lid[c, p2] = lid
                     if has_tiers:
                         if kind[c] > 0:
@@ -211,9 +216,8 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                 if has_tiers:
                     stats[t, 4] += bad[tsw]
             # (3) every switch with CA ports, as a source
-            for s in range(n):
-                if cas_on[s] == 0:
-                    continue
+            for si in range(sources.shape[0]):
+                s = sources[si]
                 w = cas_on[s] - (1 if (ca_dest and s == tsw) else 0)
                 if ca_dest:
                     stats[t, 0] += w
@@ -249,10 +253,13 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                     sbrk[t, j, 0], sbrk[t, j, 1], sbrk[t, j, 2] = s, d, kind_of
                     sbrk[t, j, 3], sbrk[t, j, 4], sbrk[t, j, 5] = e, port, w
                     sbrk_n[t] += 1
+    merged = edges[0]
+    for t in range(1, threads):
+        merged |= edges[t]
     return (
         routes.sum(axis=0),
         dlid_count.sum(axis=0),
-        edges,
+        merged,
         edge_lid,
         hist.sum(axis=0),
         stats.sum(axis=0),
