@@ -243,3 +243,21 @@ def _hca_index(spec: Any) -> dict[tuple[str, str], Any]:
     index = {(n.name, h.device): h for n in spec.nodes for h in n.hcas}
     _INDEX[:] = [(spec, index)]
     return index
+
+
+def planned_names(loaded: LoadedSpec, book: GuidBook) -> tuple[dict[int, str], dict[int, str]]:
+    """The plan's names by GUID, for the devices whose GUIDs ``book`` knows: switch node GUID -> switch,
+    CA port GUID -> ``node/device:port`` (how the routing audit and the perf schedule name what they find)."""
+    switches = {}
+    for name in loaded.topology.switches:
+        guid = book.switch_guid(name)
+        if guid is not None:
+            switches[guid] = name
+    ports = {}
+    for node in loaded.spec.nodes:
+        for hca in node.hcas:
+            for port in hca.ports:
+                guid = book.port_guid(node.name, hca.device, port)
+                if guid is not None:
+                    ports[guid] = f"{node.name}/{hca.device}:{port}"
+    return switches, ports

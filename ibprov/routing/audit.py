@@ -171,13 +171,16 @@ def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, threads: i
     shortest = shortest_hops(model, targets)
     target_col = np.full(n, 0, dtype=np.int64)
     target_col[targets] = np.arange(len(targets))
-    tier_arr = np.asarray(tiers if tiers is not None else [0] * n, dtype=np.int16)
+    kind = np.zeros(model.channel_count, dtype=np.int8)  # per channel: +1 up a tier, -1 down
+    if tiers is not None:
+        tier_arr = np.asarray(tiers, dtype=np.int16)
+        kind = np.sign(tier_arr[model.chan_dst] - tier_arr[model.chan_src]).astype(np.int8)
     workers = max(1, min(threads or numba.get_num_threads(), len(dests.lids)))
     chan = np.ascontiguousarray(model.chan[:, : model.ports])  # ports beyond the cabled ones have no channel
     (routes, dlids, edges, edge_lid, hist, stats, broken, brk, brk_n, sbrk, sbrk_n, nonmin, nonmin_n, turns,
      turns_n) = trace(
         model.lft, chan, model.chan_dst, dests.lids, dests.switch, dests.port, dests.is_ca,
-        model.cas_on, tier_arr, tiers is not None, shortest, target_col, workers,
+        model.cas_on, kind, tiers is not None, shortest, target_col, workers,
     )  # fmt: skip
     result.chan_routes, result.chan_dlids, result.edge_lid = routes, dlids, edge_lid
     result.edges = np.unpackbits(edges, axis=1, bitorder="little").astype(np.bool_)

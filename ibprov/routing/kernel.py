@@ -42,7 +42,7 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
     dport: npt.NDArray[np.int64],
     is_ca: npt.NDArray[np.bool_],
     cas_on: npt.NDArray[np.int32],
-    tiers: npt.NDArray[np.int16],
+    kind: npt.NDArray[np.int8],  # per channel: +1 up a tier, -1 down, 0 same tier (all 0: no tiers)
     has_tiers: bool,
     shortest: npt.NDArray[np.int16],
     target_col: npt.NDArray[np.int64],
@@ -72,17 +72,6 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
     nonmin_n = np.zeros(threads, dtype=np.int64)
     turns = np.zeros((threads, SAMPLES, 2), dtype=np.int64)  # destination index, switch
     turns_n = np.zeros(threads, dtype=np.int64)
-    kind = np.zeros(c_count, dtype=np.int8)  # +1 up, -1 down, 0 same tier
-    src_of = np.full(c_count, -1, dtype=np.int64)
-    for s in range(n):
-        for p in range(width):
-            c = chan[s, p]
-            if c >= 0:
-                src_of[c] = s
-    if has_tiers:
-        for c in range(c_count):
-            a, b = tiers[src_of[c]], tiers[chan_dst[c]]
-            kind[c] = 1 if b > a else (-1 if b < a else 0)
     sources = np.flatnonzero(cas_on > 0)
     chunk = (d_count + threads - 1) // threads
     for t in numba.prange(threads):

@@ -14,8 +14,8 @@ cable, identified by the port it leaves (``chan[s, port]``); CA ports are ``cas[
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -60,7 +60,6 @@ class RoutingModel:
     cas: list[CaPort]
     lft: ByteArray  # [switch, lid] -> out port, NO_ENTRY none
     source: str = ""  # where the tables come from, for reports
-    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         s, _p = self.peer.shape
@@ -250,9 +249,3 @@ def from_discovery(
         if s_index is not None:
             b.tables[s_index] = table.ports
     return b.build(source=source)
-
-
-def switch_order(model: RoutingModel, key: Iterable[int] | Sequence[int]) -> list[int]:
-    """Switch indices sorted by ``key`` (one value per switch), then by name."""
-    values = list(key)
-    return sorted(range(model.switch_count), key=lambda s: (values[s], model.names[s]))

@@ -14,7 +14,7 @@ from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import CollectError
-from ibprov.identity.guids import GuidBook
+from ibprov.identity.guids import GuidBook, planned_names
 from ibprov.probes import ibnetdiscover, lfts
 from ibprov.probes.runner import Runner
 from ibprov.report.model import SectionReport
@@ -40,7 +40,6 @@ __all__ = [
     "check_perf",
     "dry_run_lines",
     "live_schedule",
-    "planned_names",
     "verify_perf",
 ]
 
@@ -109,24 +108,6 @@ def live_schedule(loaded: LoadedSpec, runner: Runner, *, twin: bool = False) -> 
     )
     routing = lft_routing(model, ca_endpoints(fabric, ca_names))
     return route_schedule(routing), routing, routing.source
-
-
-def planned_names(loaded: LoadedSpec, book: GuidBook) -> tuple[dict[int, str], dict[int, str]]:
-    """The plan's names by GUID, for the devices whose GUIDs ``book`` knows: switch node GUID -> switch,
-    CA port GUID -> ``node/device:port``."""
-    switches = {}
-    for name in loaded.topology.switches:
-        guid = book.switch_guid(name)
-        if guid is not None:
-            switches[guid] = name
-    ports = {}
-    for node in loaded.spec.nodes:
-        for hca in node.hcas:
-            for port in hca.ports:
-                guid = book.port_guid(node.name, hca.device, port)
-                if guid is not None:
-                    ports[guid] = f"{node.name}/{hca.device}:{port}"
-    return switches, ports
 
 
 def dry_run_lines(

@@ -4,7 +4,7 @@ section (:func:`~ibprov.verify.routing.analysis.analyse`) and handed in with the
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ibprov.report.model import FABRIC, Finding, Severity
@@ -355,10 +355,6 @@ def _balance(plan: RoutingPlan, a: Audited) -> list[Finding]:
                 )
             )
     return out
-
-
-def _mapping(items: Mapping[str, str]) -> Mapping[str, str]:
-    return items
 
 
 FAMILIES: tuple[Family, ...] = (

@@ -4,7 +4,7 @@ the SM's log says about the engine, and — where routes use SLs — the path SL
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ibprov.probes.pathrecords import PathRecords
 from ibprov.probes.smlog import RoutingLog
@@ -38,4 +38,3 @@ class RoutingObservation:
     model: RoutingModel
     engine: EngineLog
     sls: SlTables | None = None  # read only where routes may use SLs
-    notes: list[str] = field(default_factory=list)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ibprov.clusterspec import LoadedSpec
-from ibprov.identity.guids import GuidBook
+from ibprov.identity.guids import GuidBook, planned_names
 
 __all__ = ["SL_ENGINES", "TIER", "RoutingPlan", "build_plan"]
 
@@ -47,18 +47,7 @@ class RoutingPlan:
 def build_plan(loaded: LoadedSpec, book: GuidBook) -> RoutingPlan:
     spec = loaded.spec
     sm = spec.subnet_manager
-    switch_names = {}
-    for name in loaded.topology.switches:
-        guid = book.switch_guid(name)
-        if guid is not None:
-            switch_names[guid] = name
-    ca_names = {}
-    for node in spec.nodes:
-        for hca in node.hcas:
-            for port in hca.ports:
-                guid = book.port_guid(node.name, hca.device, port)
-                if guid is not None:
-                    ca_names[guid] = f"{node.name}/{hca.device}:{port}"
+    switch_names, ca_names = planned_names(loaded, book)
     missing = len(loaded.topology.switches) - len(switch_names)
     notes = (
         (f"{missing} planned switches have no known GUID: they are named by their NodeDescription",) if missing else ()
