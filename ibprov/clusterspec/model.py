@@ -567,6 +567,61 @@ def with_rail_parents(spec: ClusterSpec) -> ClusterSpec:
     return spec.model_copy(update={"ipoib": tuple(ipoib)}) if changed else spec
 
 
+# ------------------------------------------------------------------------------------------- scheduler
+SlurmTopologyPlugin = Literal["tree", "block"]
+
+
+class SlurmTopology(Strict):
+    plugin: SlurmTopologyPlugin = Field(
+        "tree",
+        description=(
+            "Slurm's topology plugin: tree (topology/tree: leaf switches with their nodes, the switches above) or "
+            "block (topology/block, Slurm >= 23.11: one block per leaf group)."
+        ),
+    )
+    file: Literal["conf", "yaml"] = Field(
+        "conf",
+        description="topology.conf, or topology.yaml (Slurm >= 25.05; when it exists Slurm ignores topology.conf).",
+    )
+    top: Literal["single", "cabled", "none"] = Field(
+        "single",
+        description=(
+            "tree: above the leaves, one top switch over every leaf (Slurm's advice for large trees), the spine "
+            "and core switches as they are cabled, or none (jobs never span leaves: separate islands)."
+        ),
+    )
+    top_name: Name = Field("top", description="Name of the single top switch (top: single).")
+    block_sizes: tuple[Annotated[int, Field(ge=1)], ...] = Field(
+        (), description="block: BlockSizes (default: the smallest block's node count)."
+    )
+
+
+class Scheduler(Strict):
+    kind: Literal["slurm"] = Field("slurm", description="The workload manager (Slurm only, for now).")
+    controller: Name = Field(description="Host that runs slurmctld: scontrol runs there (a node, or a host of its own).")
+    controller_address: HostAddress | None = Field(
+        None, description="Address Ansible connects to, for a controller that is not in nodes (default: its name)."
+    )
+    controller_user: LoginName | None = Field(
+        None, description="SSH user on the controller (default: cluster.ssh_user)."
+    )
+    version: VersionText = Field(
+        "22.05", description="Slurm release at the site (decides which topology formats it can read)."
+    )
+    group: GroupName | None = Field(
+        None, description="Only nodes of this group are Slurm nodes (default: every node that is a host)."
+    )
+    config_dir: Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$")] = Field(
+        "/etc/slurm", description="Directory of slurm.conf on the controller; the topology file is written there."
+    )
+    manage_topology: bool = Field(True, description="apply installs the topology file and runs scontrol reconfigure.")
+    drain: bool = Field(True, description="verify --drain / --resume may drain and resume nodes.")
+    drain_severity: Literal["error", "critical"] = Field(
+        "error", description="verify --drain drains nodes with a finding of this severity or worse."
+    )
+    topology: SlurmTopology = Field(SlurmTopology(), description="What the topology file describes.")
+
+
 # ------------------------------------------------------------------------------------------ acceptance
 ERROR_THRESHOLDS_DEFAULT = {
     "SymbolErrorCounter": 10,
@@ -698,6 +753,9 @@ class ClusterSpec(Strict):
     ipoib: tuple[IpoibInterface, ...] = Field((), description="IPoIB interfaces, one per partition and parent.")
     mpi: Mpi = Field(Mpi(), description="MPI / UCX settings.")
     acceptance: Acceptance = Field(Acceptance(), description="Thresholds the acceptance tests are judged by.")
+    scheduler: Scheduler | None = Field(
+        None, description="The workload manager: Slurm's topology from the plan, drains from the findings."
+    )
 
     @model_validator(mode="after")
     def _rail_parents(self) -> ClusterSpec:
@@ -725,6 +783,8 @@ __all__ = [
     "QosMatchRule",
     "QosTables",
     "Rail",
+    "Scheduler",
+    "SlurmTopology",
     "SmInstance",
     "Stack",
     "SubnetManager",
