@@ -33,7 +33,7 @@ DOC = REPO / "docs" / "architecture.md"
 
 # Bottom to top. A name is a top-level module or package of ibprov ("ibprov" itself: the version).
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("ibprov", "errors", "pkey", "resources"),
+    ("ibprov", "errors", "hostlist", "pkey", "resources"),
     ("clusterspec",),
     ("identity",),
     ("twinnet",),
