@@ -19,11 +19,12 @@ from rich.console import Console
 from rich.live import Live
 
 from ibprov import __version__
-from ibprov.errors import ExitCode, IbprovError, SpecError
+from ibprov.errors import CollectError, ExitCode, IbprovError, SpecError
 from ibprov.report import Report, to_html, to_json, to_junit
 from ibprov.report.apply_table import hosts_table
 from ibprov.report.console import facts_lines, findings_table, fix_lines, summary_text, table_width
 from ibprov.report.failure import failure_json, failure_junit
+from ibprov.report.model import Severity
 from ibprov.run import ApplyOptions, Progress, apply_spec
 from ibprov.verify.registry import SECTIONS, VerifyOptions, misplaced_options, prestart, run_sections
 
@@ -624,7 +625,23 @@ def _section_flags(func: F) -> F:
     type=click.Choice(["quick", "all-pairs", "rail-aware", "route-aware"]),
     help="perf: the pair schedule (default: the spec's acceptance.pairs).",
 )
-@click.option("--dry-run", is_flag=True, help="perf: print the schedule and link coverage; run nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="perf: print the schedule and link coverage, run nothing; with --drain/--resume: verify, then print the "
+    "scontrol commands instead of running them.",
+)
+@click.option(
+    "--drain",
+    is_flag=True,
+    help="After verifying, drain in Slurm every scheduler node with a finding of scheduler.drain_severity or worse "
+    "(reason 'ibprov: CHECK OBJECT'; a node drained by someone else keeps its reason).",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="After verifying, resume the nodes ibprov drained (reason 'ibprov: ...') whose check passes now.",
+)
 @click.option(
     "--sm-log",
     metavar="FILE",
@@ -681,6 +698,8 @@ def verify(
     save_baseline: Path | None,
     sm_log: Path | None,
     lfts: Path | None,
+    drain: bool,
+    resume: bool,
     **sections: bool,
 ) -> None:
     """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section but
@@ -702,7 +721,9 @@ def verify(
         sm_log=sm_log,
         lfts=lfts,
     )
-    misplaced = misplaced_options(chosen, [*options.given(), *(["target"] if target else [])])
+    acting = drain or resume  # the scheduler's nodes follow the findings (with --dry-run: only said)
+    given = [o for o in options.given() if not (acting and o == "dry_run")]
+    misplaced = misplaced_options(chosen, [*given, *(["target"] if target else [])])
     if misplaced:
         raise click.UsageError(
             "; ".join(
@@ -710,9 +731,11 @@ def verify(
                 for name, owners in misplaced.items()
             )
         )
-    if dry_run:
+    if dry_run and not acting:
         _perf_dry_run(spec, options, [i.name for i in chosen], target)
         return
+    if acting:
+        options = replace(options, dry_run=False)  # the sections run for real; only the scontrol commands are dry
     started: dict[str, Any] = {}
     command = "verify " + " ".join(f"--{i.name}" for i in chosen)
     _show_progress()
@@ -722,7 +745,10 @@ def verify(
             options = replace(options, target=_verify_target(loaded))
         for info in chosen:  # e.g. the fabric discovery: it needs no spec, so it runs while the spec loads
             started[info.name] = prestart(info, options)
-        report = run_sections(loaded or _load_spec(spec), chosen, options, started)
+        loaded = loaded or _load_spec(spec)
+        report = run_sections(loaded, chosen, options, started)
+        if acting:
+            report = _drain_and_resume(loaded, report, options, drain=drain, resume=resume, dry_run=dry_run)
     except IbprovError as exc:  # CI reads the report files on every outcome: write the failure into them
         problems = [str(p) for p in exc.problems] if isinstance(exc, SpecError) else [str(exc)]
         _write_failure(command, spec, problems, int(exc.exit_code), json_path, junit_path)
@@ -734,6 +760,30 @@ def verify(
     if save_baseline is not None:
         _save_baseline(report, save_baseline)
     _print_report(report, json_path, junit_path, html_path)
+
+
+def _drain_and_resume(
+    loaded: LoadedSpec, report: Report, options: VerifyOptions, *, drain: bool, resume: bool, dry_run: bool
+) -> Report:
+    """``report`` with what --drain / --resume did to the scheduler's nodes (Slurm's state read just before)."""
+    # lazy: the scheduler section only when asked to act
+    from ibprov.verify.scheduler.drain import carry_out, plan_actions
+    from ibprov.verify.scheduler.plan import build_scheduler_plan
+    from ibprov.verify.scheduler.section import slurm_of
+
+    slurm = slurm_of(loaded, options)  # an error without a scheduler section
+    scheduler = loaded.spec.scheduler
+    assert scheduler is not None
+    if not scheduler.drain:
+        raise click.UsageError("--drain/--resume: the spec's scheduler.drain is false")
+    view = slurm.view()
+    if view.error is not None:
+        raise CollectError(f"--drain/--resume: cannot read Slurm's nodes on {scheduler.controller}: {view.error}")
+    plan = build_scheduler_plan(loaded)
+    severity = Severity(scheduler.drain_severity)
+    actions, notes = plan_actions(report, plan.nodes, view, drain=drain, resume=resume, severity=severity)
+    done = carry_out(actions, slurm, dry_run=dry_run)
+    return replace(report, actions=tuple(done), notes=(*report.notes, *notes))
 
 
 def _load_spec(spec: Path) -> LoadedSpec:
@@ -835,6 +885,8 @@ def _print_report(
         click.echo(f"note: {note}", err=True)
     for line in facts_lines(report):
         click.echo(line, err=True)
+    for action in report.actions:  # verify --drain / --resume
+        click.echo(f"slurm: {action.line()}")
     out_console.print(summary_text(report))
     if report.exit_code:
         sys.exit(report.exit_code)

@@ -72,6 +72,22 @@ def _findings_table(findings: list[Finding]) -> str:
     )
 
 
+def _actions(report: Report) -> str:
+    """What verify --drain / --resume did to the scheduler's nodes."""
+    if not report.actions:
+        return ""
+    rows = "".join(
+        f'<tr class="action {_e(a.action)}"><td>{_e(a.node)}</td><td>{_e(a.action)}</td><td>{_e(a.reason)}</td>'
+        f"<td>{_e(a.why)}</td><td>{_e(a.result)}</td></tr>"
+        for a in report.actions
+    )
+    return (
+        '<section id="scheduler-actions"><h2>Slurm: drains and resumes</h2><table class="findings"><thead><tr>'
+        "<th>Node</th><th>Action</th><th>Reason</th><th>Why</th><th>Result</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
 def _check_rows(check: CheckResult) -> str:
     caveats = dict(check.caveats)
     skips = dict(check.skipped)
@@ -256,6 +272,7 @@ def to_html(report: Report) -> str:
         + '<section id="all-findings"><h2>Findings, worst first</h2>'
         + _findings_table(report.findings)
         + "</section>"
+        + _actions(report)
         + "".join(_section(s) for s in report.sections)
         + "</main></body></html>\n"
     )

@@ -66,6 +66,19 @@ _CHECK = {
     },
 }
 
+_ACTION = {
+    "type": "object",
+    "required": ["node", "action", "reason", "why", "result"],
+    "additionalProperties": False,
+    "properties": {
+        "node": _STR,
+        "action": {"enum": ["drain", "resume", "keep"]},
+        "reason": _STR,
+        "why": _STR,
+        "result": _STR,
+    },
+}
+
 # the tool that wrote a report.json
 TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -126,6 +139,7 @@ def report_schema(facts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             "checks",
             "findings",
             "notes",
+            "actions",
         ],
         "additionalProperties": False,
         "properties": {
@@ -160,6 +174,7 @@ def report_schema(facts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             "checks": {"type": "array", "items": _CHECK},
             "findings": {"type": "array", "items": _FINDING},
             "notes": {"type": "array", "items": _STR},
+            "actions": {"type": "array", "items": _ACTION},
         },
     }
 
@@ -211,6 +226,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         ],
         "findings": [f.as_dict() for f in findings],
         "notes": list(report.notes),
+        "actions": [a.as_dict() for a in report.actions],
     }
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "HasCharts",
     "HasMatrices",
     "Matrix",
+    "NodeAction",
     "Report",
     "SectionFacts",
     "SectionReport",
@@ -209,6 +210,29 @@ class SectionReport:
 
 
 @dataclass(frozen=True)
+class NodeAction:
+    """What ``verify --drain`` / ``--resume`` did (or, dry, would do) to one scheduler node."""
+
+    node: str
+    action: str  # "drain", "resume", or "keep" (left as it is, with why)
+    reason: str  # the reason set (drain), or the one the node had (resume, keep)
+    why: str  # the findings behind a drain, what passes now, or why the node was left alone
+    result: str = ""  # "done", "failed: ...", "dry run: scontrol ...", "" for keep
+
+    @property
+    def failed(self) -> bool:
+        return self.result.startswith("failed")
+
+    def as_dict(self) -> dict[str, str]:
+        return {"node": self.node, "action": self.action, "reason": self.reason, "why": self.why, "result": self.result}
+
+    def line(self) -> str:
+        done = f" [{self.result}]" if self.result else ""
+        reason = f' "{self.reason}"' if self.reason else ""
+        return f"{self.action} {self.node}{reason}: {self.why}{done}"
+
+
+@dataclass(frozen=True)
 class Report:
     """A verification of one or more sections against one spec."""
 
@@ -219,6 +243,7 @@ class Report:
     duration_seconds: float
     sections: tuple[SectionReport, ...]
     notes: tuple[str, ...] = ()  # about the whole verification; each section has its own too
+    actions: tuple[NodeAction, ...] = ()  # verify --drain / --resume: what was done to the scheduler's nodes
 
     @classmethod
     def from_sections(
@@ -274,6 +299,9 @@ class Report:
 
     @property
     def exit_code(self) -> ExitCode:
+        """3 when a drain or resume failed (the scheduler was not told), else 1 on findings, else 0."""
+        if any(a.failed for a in self.actions):
+            return ExitCode.COLLECT_ERROR
         return ExitCode.FINDINGS if any(f.severity.fails for f in self.findings) else ExitCode.OK
 
     @property

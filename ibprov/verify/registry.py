@@ -137,6 +137,14 @@ SECTIONS: tuple[SectionInfo, ...] = (
         frozenset({"via", "from_host", "synthetic_guids", "twin_limits", "target", "sm_log", "lfts", "inventory"}),
         default=False,
     ),
+    SectionInfo(
+        "scheduler",
+        "Slurm against the plan (spec's scheduler:): every planned node known and under its planned leaf, the "
+        "topology's switches and plugin, nodes Slurm has that the spec does not.",
+        "ibprov.verify.scheduler.section",
+        frozenset({"inventory", "target"}),
+        default=False,
+    ),
 )
 
 

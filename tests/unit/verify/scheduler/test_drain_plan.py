@@ -1,0 +1,150 @@
+"""verify --drain / --resume decide per node the way NHC does: drain with the ibprov prefix, keep anyone else's
+reason, resume only ibprov's drains whose check passes in this run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ibprov.probes.slurm import SlurmNode, SlurmView
+from ibprov.report.model import CheckResult, Finding, NodeAction, Report, SectionReport, Severity
+from ibprov.verify.nodes.facts import NodesFacts
+from ibprov.verify.scheduler.collect import CommandResult
+from ibprov.verify.scheduler.drain import REASON_MAX, carry_out, nodes_named, plan_actions, reason_for
+
+NODES = ("cn01", "cn02", "cn03", "cn-04")
+
+
+def finding(check: str, obj: str, severity: Severity = Severity.ERROR) -> Finding:
+    return Finding(check, severity, obj, "planned", "seen", "fix it")
+
+
+def report(findings: Sequence[Finding], checks: Sequence[str] = ("link.state", "node.rate", "link.width")) -> Report:
+    results = tuple(CheckResult(c, c, tuple(NODES), tuple(f for f in findings if f.check == c)) for c in checks)
+    section = SectionReport("fabric", "Fabric", "this host", "", 0.0, results, NodesFacts(4, 4))
+    return Report.from_sections(cluster="c", spec="c.yaml", sections=[section])
+
+
+def view(**states: tuple[str, str] | str) -> SlurmView:
+    nodes = {}
+    for name in NODES:
+        got = states.get(name.replace("-", "_"), "idle")
+        state, reason = got if isinstance(got, tuple) else (got, "")
+        nodes[name] = SlurmNode(name, state, reason, "root" if reason else "")
+    return SlurmView(version="22.05.8", plugin="topology/tree", nodes=nodes)
+
+
+def by_node(actions: Sequence[NodeAction]) -> dict[str, tuple[str, str]]:
+    return {a.node: (a.action, a.reason) for a in actions}
+
+
+def test_a_word_of_the_object_names_the_node_and_nothing_else_does() -> None:
+    assert nodes_named("leaf01:1 <-> cn01/mlx5_0:1", NODES) == ["cn01"]
+    assert nodes_named("cn02 mlx5_0 port 1", NODES) == ["cn02"]
+    assert nodes_named("cn03/mlx5_0:1 -> cn01/mlx5_0:1", NODES) == ["cn03", "cn01"]
+    assert nodes_named("cn-04->cn01", NODES) == ["cn-04", "cn01"]
+    assert nodes_named("leaf01:33 <-> spine01:1", NODES) == []
+    assert nodes_named("cn011 mlx5_0 port 1", NODES) == []  # a longer name is another node
+
+
+def test_the_reason_starts_with_the_prefix_names_the_check_and_fits_sinfo_r() -> None:
+    one = reason_for([finding("link.state", "leaf01:1 <-> cn01/mlx5_0:1")])
+    assert one == "ibprov: link.state leaf01:1 <-> cn01/mlx5_0:1"
+    long = reason_for([finding("link.width", "leaf01:1 <-> cn01/mlx5_0:1 " + "x" * 80), finding("node.rate", "cn01")])
+    assert long.startswith("ibprov: link.width leaf01:1")
+    assert long.endswith("... (+1)")
+    assert len(long) == REASON_MAX
+
+
+def test_drain_drains_the_failing_idle_node_and_leaves_the_passing_ones() -> None:
+    r = report([finding("link.state", "leaf01:1 <-> cn01/mlx5_0:1")])
+    actions, notes = plan_actions(r, NODES, view(), drain=True, resume=False)
+    assert by_node(actions) == {"cn01": ("drain", "ibprov: link.state leaf01:1 <-> cn01/mlx5_0:1")}
+    assert notes == []
+
+
+def test_a_warning_drains_nobody_and_critical_only_ignores_errors() -> None:
+    r = report([finding("link.state", "cn01", Severity.WARNING), finding("node.rate", "cn02")])
+    assert by_node(plan_actions(r, NODES, view(), drain=True, resume=False)[0]) == {
+        "cn02": ("drain", "ibprov: node.rate cn02")
+    }
+    assert plan_actions(r, NODES, view(), drain=True, resume=False, severity=Severity.CRITICAL)[0] == []
+
+
+def test_a_node_drained_by_an_admin_keeps_its_reason_on_drain_and_on_resume() -> None:
+    admin = ("drained", "bad DIMM ticket 42")
+    r = report([finding("node.rate", "cn01")])
+    actions, _ = plan_actions(r, NODES, view(cn01=admin, cn02=admin), drain=True, resume=True)
+    assert by_node(actions) == {
+        "cn01": ("keep", "bad DIMM ticket 42"),
+        "cn02": ("keep", "bad DIMM ticket 42"),
+    }
+    assert all(a.action != "resume" for a in actions)
+
+
+def test_resume_resumes_only_ibprov_drains_whose_check_ran_and_passes() -> None:
+    mine = ("drained", "ibprov: link.state leaf01:1 <-> cn01/mlx5_0:1")
+    not_judged = ("drained", "ibprov: mpi.transport cn02")
+    still = ("draining", "ibprov: node.rate cn03")
+    r = report([finding("node.rate", "cn03")])
+    actions, _ = plan_actions(r, NODES, view(cn01=mine, cn02=not_judged, cn03=still), drain=False, resume=True)
+    got = by_node(actions)
+    assert got["cn01"] == ("resume", mine[1])
+    assert got["cn02"][0] == "keep"  # drained for a check this run did not judge
+    assert "cn03" not in got  # still failing: --resume alone leaves it drained, says nothing new
+
+
+def test_down_nodes_are_left_to_slurm_and_unknown_nodes_are_noted() -> None:
+    r = report([finding("node.rate", "cn01"), finding("node.rate", "cn02"), finding("link.state", "spine01:1")])
+    v = view(cn01="down*")
+    v = SlurmView(version=v.version, plugin=v.plugin, nodes={k: n for k, n in v.nodes.items() if k != "cn02"})
+    actions, notes = plan_actions(r, NODES, v, drain=True, resume=False)
+    assert by_node(actions) == {"cn01": ("keep", "")}
+    assert any("unknown to Slurm: cn02" in n for n in notes)
+    assert any("1 finding(s)" in n and "name no Slurm node" in n for n in notes)
+
+
+def test_an_allocated_node_is_drained_so_its_jobs_finish() -> None:
+    r = report([finding("link.width", "leaf02:1 <-> cn-04/mlx5_0:1")])
+    assert by_node(plan_actions(r, NODES, view(cn_04="allocated"), drain=True, resume=False)[0])["cn-04"][0] == "drain"
+
+
+class Recorder:
+    where = "ctl (test)"
+
+    def __init__(self, fail: frozenset[str] = frozenset()) -> None:
+        self.fail = fail
+        self.ran: list[list[str]] = []
+
+    def view(self) -> SlurmView:
+        raise AssertionError("not read here")
+
+    def run(self, commands: Sequence[Sequence[str]]) -> list[CommandResult]:
+        self.ran.extend(list(c) for c in commands)
+        return [
+            CommandResult(tuple(c), not any(n in c[2] for n in self.fail), "slurm_update error: Invalid node name")
+            for c in commands
+        ]
+
+
+def test_carry_out_runs_scontrol_on_the_controller_and_records_each_outcome() -> None:
+    actions = [
+        NodeAction("cn01", "drain", "ibprov: node.rate cn01", "error node.rate cn01"),
+        NodeAction("cn02", "resume", "ibprov: link.state x", "link.state passes now"),
+        NodeAction("cn03", "keep", "admin", "drained by root"),
+    ]
+    slurm = Recorder(fail=frozenset({"cn02"}))
+    done = carry_out(actions, slurm, dry_run=False)
+    assert slurm.ran == [
+        ["scontrol", "update", "NodeName=cn01", "State=DRAIN", "Reason=ibprov: node.rate cn01"],
+        ["scontrol", "update", "NodeName=cn02", "State=RESUME"],
+    ]
+    assert [a.result for a in done] == ["done", "failed: slurm_update error: Invalid node name", ""]
+    assert int(replace(report([]), actions=tuple(done)).exit_code) == 3  # the scheduler was not told: cannot act
+
+
+def test_dry_run_runs_nothing_and_says_the_exact_command() -> None:
+    slurm = Recorder()
+    done = carry_out([NodeAction("cn01", "drain", "ibprov: node.rate cn01", "x")], slurm, dry_run=True)
+    assert slurm.ran == []
+    assert done[0].result == "dry run: scontrol update NodeName=cn01 State=DRAIN 'Reason=ibprov: node.rate cn01'"
