@@ -1,8 +1,8 @@
 """Drain and resume Slurm nodes after a verification, the way NHC does it and never more.
 
 * ``--drain``: every scheduler node named by a finding of ``scheduler.drain_severity`` or worse is drained with
-  a reason ``ibprov: <check> <object>`` (``(+N)`` more findings), cut to :data:`REASON_MAX` characters so that
-  ``sinfo -R`` (its reason column is 50 wide) shows it whole; the report lists every finding.
+  a reason ``ibprov: <check> <object>`` (``(+N)`` more findings), cut to :data:`REASON_MAX` characters; the
+  report lists every finding.
 * ``--resume``: a node is resumed only when its reason starts with ``ibprov:``, the check that reason names was
   judged by this run (a node drained for a cable is not resumed by a run of ``--nodes`` alone), and the node has
   no such finding now.
@@ -28,7 +28,9 @@ from ibprov.verify.scheduler.collect import Slurm
 
 __all__ = ["REASON_MAX", "carry_out", "nodes_named", "plan_actions", "reason_for"]
 
-REASON_MAX = 50  # sinfo -R's default reason column (%50E): longer reasons are cut on screen
+# Slurm 22.05 took a 5,000-character reason whole (measured), so the limit is what people read: `sinfo -R` shows
+# 20 characters (its default %20E: "ibprov: link.state l"), `sinfo -R -o '%50E %N'` and `scontrol show node` more.
+REASON_MAX = 50
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 

@@ -1,0 +1,102 @@
+"""The Slurm readers on real output of Debian 12's Slurm 22.05.8 (tests/fixtures/slurm, each with its source
+line): switch levels and hostlists, node states and reasons (with the characters reasons may hold), and the
+lines that are no record kept as notes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ibprov.probes._text import ParseError
+from ibprov.probes.slurm import MARK, SEP, parse_config, parse_sinfo, parse_topology, parse_view
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slurm"
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def test_topology_records_give_levels_nodes_and_switches_with_hostlists_expanded() -> None:
+    switches, notes = parse_topology(fixture("scontrol-show-topology-22.05.txt"))
+    assert [(s.name, s.level) for s in switches.values()] == [
+        ("leaf01", 0), ("leaf02", 0), ("leaf03", 0), ("spine01", 1), ("top", 2),
+    ]  # fmt: skip
+    assert switches["leaf01"].nodes == ("cn01", "cn02", "cn03")
+    assert switches["leaf01"].switches == ()
+    assert switches["spine01"].switches == ("leaf01", "leaf02")
+    assert switches["top"].nodes == ("cn01", "cn02", "cn03", "cn04", "cn05", "gpu7")  # every node below
+    assert notes == [f"scontrol show topology: {fixture('scontrol-show-topology-22.05.txt').splitlines()[0]}"]
+
+
+def test_a_topology_line_that_is_no_record_is_a_note_and_a_bad_hostlist_an_error_with_the_line() -> None:
+    switches, notes = parse_topology("scontrol: error: slurm_load_topo error: something\nSwitchName=a Level=0 Nodes=x")
+    assert list(switches) == ["a"]
+    assert notes == ["scontrol show topology: scontrol: error: slurm_load_topo error: something"]
+    with pytest.raises(ParseError, match=r"line 1: bad hostlist 'n\[1-'"):
+        parse_topology("SwitchName=a Level=0 Nodes=n[1-")
+
+
+def test_sinfo_states_reasons_and_who_set_them() -> None:
+    nodes, notes = parse_sinfo(fixture("sinfo-nodes-22.05.txt"))
+    assert {n: (v.state, v.reason) for n, v in nodes.items()} == {
+        "cn01": ("unknown", ""),
+        "cn02": ("drained", "ibprov: link.state leaf01:2 <-> cn02/mlx5_0:1"),
+        "cn03": ("drained", "ibprov: link.width leaf01:3 <-> cn03/mlx5_0:1 (+1)"),
+        "cn04": ("drained", "bad DIMM, ticket 42|x"),  # a reason may hold '|' and ','
+        "cn05": ("down*", "ibprov: node.rate cn05"),
+        "gpu7": ("unknown", ""),
+    }
+    assert nodes["cn02"].drained
+    assert not nodes["cn02"].down
+    assert nodes["cn05"].down
+    assert nodes["cn04"].user == "root"
+    assert nodes["cn01"].user == ""  # "Unknown"
+    assert len(notes) == 1  # the source line
+    assert notes[0].startswith("sinfo: # source:")
+
+
+def test_a_node_in_two_partitions_is_one_node() -> None:
+    line = SEP.join(["cn01", "idle", "Unknown", "Unknown", "none"])
+    nodes, _ = parse_sinfo(f"{line}\n{line}\n")
+    assert list(nodes) == ["cn01"]
+
+
+def test_config_lines_give_the_plugin() -> None:
+    assert parse_config(fixture("scontrol-show-config-22.05.txt"))["TopologyPlugin"] == "topology/tree"
+
+
+def _probe(**sections: str) -> str:
+    return "".join(f"{MARK}{name}\n{text}\n" for name, text in sections.items())
+
+
+def test_the_view_of_a_whole_probe_run() -> None:
+    view = parse_view(
+        _probe(
+            version="slurm-wlm 22.05.8",
+            config=fixture("scontrol-show-config-22.05.txt"),
+            topology=fixture("scontrol-show-topology-22.05.txt"),
+            nodes=fixture("sinfo-nodes-22.05.txt"),
+        )
+    )
+    assert view.error is None
+    assert view.version == "slurm-wlm 22.05.8"
+    assert view.plugin == "topology/tree"
+    assert set(view.switches) == {"leaf01", "leaf02", "leaf03", "spine01", "top"}
+    assert len(view.nodes) == 6
+
+
+def test_a_controller_without_slurm_or_without_slurmctld_is_an_error_saying_which() -> None:
+    missing = parse_view(
+        _probe(version="bash: line 1: sinfo: command not found", nodes="bash: sinfo: command not found")
+    )
+    assert missing.error is not None
+    assert "not on the controller" in missing.error
+    down = parse_view(
+        _probe(
+            version="slurm-wlm 22.05.8",
+            nodes="slurm_load_partitions: Unable to contact slurm controller (connect failure)",
+        )
+    )
+    assert down.error == "sinfo failed: slurm_load_partitions: Unable to contact slurm controller (connect failure)"
