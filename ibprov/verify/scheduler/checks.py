@@ -40,6 +40,10 @@ def _controller(plan: SchedulerPlan, _view: SlurmView) -> Sequence[str]:
     return [plan.controller]
 
 
+def _asked_controller(plan: SchedulerPlan, view: SlurmView) -> Sequence[str]:
+    return [plan.controller] if _asked(view) else []
+
+
 def _nodes(plan: SchedulerPlan, view: SlurmView) -> Sequence[str]:
     return list(plan.nodes) if _asked(view) else []
 
@@ -81,7 +85,7 @@ PLUGIN = Check(
     "Slurm runs the planned topology plugin",
     Severity.ERROR,
     "set TopologyPlugin in slurm.conf (the site's Slurm role owns it) and restart slurmctld",
-    _controller,
+    _asked_controller,
     object_kind="the controller host",
 )
 KNOWN = Check(
