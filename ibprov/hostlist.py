@@ -6,8 +6,8 @@ a1b3, a1b4, a2b3, a2b4); a group lists numbers and ranges, and a range is as wid
 (``[08-10]`` is 08, 09, 10; ``[8-10]`` is 8, 9, 10). Anything else is a ValueError that quotes the text.
 
 :func:`compress` writes Slurm's sorted form (what ``scontrol show hostlistsorted`` prints): names that differ
-only in their trailing number, written as wide, share one bracket group, ``node[01-03,07],gpu1``; the
-groups in natural order of their prefix. ``expand(compress(names))`` is the sorted unique names.
+only in their trailing number, written as wide, share one bracket group, ``gpu1,node[01-03,07]``; the
+groups in natural order of their prefix. ``expand(compress(names))`` gives every name once, in that order.
 
 Bottom floor: imports nothing of ibprov, so a probe's parser reads hostlists without loading the spec.
 """
@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from itertools import product
 
-__all__ = ["MAX_HOSTS", "compress", "expand"]
+__all__ = ["MAX_HOSTS", "compress", "expand", "natural_key"]
 
 MAX_HOSTS = 1_000_000  # a hostlist that expands to more names is refused (a typo such as n[0-99999999])
 
@@ -104,13 +104,13 @@ def _numbers(inside: str, text: str) -> list[str]:
     return out
 
 
-def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
-    """A key that orders digit runs by value: gpu2 before gpu10."""
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that orders digit runs by value (gpu2 before gpu10), as Slurm sorts hostlists."""
     return tuple((0, int(tok)) if tok.isdigit() else (1, tok) for tok in re.findall(r"\d+|\D+", text))
 
 
 def compress(names: Iterable[str]) -> str:
-    """The sorted, compressed hostlist of ``names`` (duplicates dropped): ``node[01-03,07],gpu1`` style.
+    """The sorted, compressed hostlist of ``names`` (duplicates dropped), e.g. ``gpu1,node[01-03,07]``.
 
     Names group by the text before their trailing number and by that number's width: a number written with
     a leading zero (``007``) joins only numbers of its width; one without (``7``, ``10``) joins the zero-padded
@@ -136,12 +136,12 @@ def compress(names: Iterable[str]) -> str:
         group = padded.get((prefix, len(digits)))
         (group if group is not None else plain.setdefault(prefix, set())).add(int(digits))
     groups: list[tuple[tuple[tuple[tuple[int, int | str], ...], int, int], str]] = [
-        ((_natural(name), -1, -1), name) for name in loose
+        ((natural_key(name), -1, -1), name) for name in loose
     ]
     for prefix, numbers in plain.items():
-        groups.append(((_natural(prefix), 0, min(numbers)), _group(prefix, numbers, 0)))
+        groups.append(((natural_key(prefix), 0, min(numbers)), _group(prefix, numbers, 0)))
     for (prefix, width), numbers in padded.items():
-        groups.append(((_natural(prefix), width, min(numbers)), _group(prefix, numbers, width)))
+        groups.append(((natural_key(prefix), width, min(numbers)), _group(prefix, numbers, width)))
     groups.sort(key=lambda g: g[0])
     return ",".join(text for _key, text in groups)
 
