@@ -5,6 +5,8 @@ order of :data:`ADVICE`, once the spec is valid, and the loader keeps them as lo
 * :func:`routing_is_deadlock_free`: the routing engine OpenSM uses (the first listed, when it succeeds) keeps
   the planned switches free of credit loops; where it may not, the message names the cycle and the fix
 * :func:`roots_are_read`: subnet_manager.roots is read by one of the listed engines
+* :func:`slurm_tree_fits`: Slurm's tree (scheduler.topology.top) says what the fabric is: no cable it must
+  leave out (top: cabled on a ring or torus), no jobs kept to one leaf by accident (top: none)
 
 Which engine is deadlock-free where (OpenSM's man page, doc/current-routing.txt): minhop and sssp on
 topologies without cycles, or on a tiered tree whose cables join adjacent tiers (their minimal routes go up,
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from ibprov.clusterspec.model import ClusterSpec
 from ibprov.clusterspec.positions import Path
 from ibprov.clusterspec.rules.findings import Finding, Rule
+from ibprov.clusterspec.scheduler import host_switches
 from ibprov.clusterspec.topology import PlannedLink, Topology, routing_roots
 
 __all__ = ["ADVICE", "advise"]
@@ -193,7 +196,42 @@ def _path(graph: dict[str, dict[str, None]], start: str, goal: str) -> tuple[str
     return (start, goal)  # not reached: the edge is on a cycle
 
 
-ADVICE: tuple[Rule, ...] = (routing_is_deadlock_free, roots_are_read)
+def slurm_tree_fits(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
+    """Slurm's topology/tree holds what the fabric is: ``top: cabled`` cannot list a cable between two switches
+    of one tier (a ring, a torus: it is left out), and ``top: none`` keeps every job on one Slurm leaf."""
+    scheduler = spec.scheduler
+    if scheduler is None or scheduler.topology.plugin != "tree":
+        return
+    path: Path = ("scheduler", "topology", "top")
+    if scheduler.topology.top == "cabled":
+        roles = {name: s.role for name, s in topo.switches.items()}
+        for link in topo.links:
+            a, b = link.a.device, link.b.device
+            if link.a.hca is None and link.b.hca is None and a != b and roles.get(a) == roles.get(b):
+                upper = any(role != "leaf" for role in roles.values())
+                effect = (
+                    "Slurm places jobs as if it were not there"
+                    if upper
+                    else "with no spine or core there is no switch above the leaves, and no job spans two of them"
+                )
+                yield (
+                    path,
+                    f"top: cabled lists each switch under the switches of the tier above it, and {link} joins two "
+                    f"{roles[a]} switches: Slurm's tree has no place for a cable within a tier (a ring, a torus), so "
+                    f"it is left out, and {effect}; top: single puts one switch over every leaf",
+                )
+                return
+    elif scheduler.topology.top == "none":
+        leaves = {under for under in host_switches(spec, topo).values() if under}
+        if len(leaves) > 1:
+            yield (
+                path,
+                f"top: none puts no switch above the {len(leaves)} Slurm leaves: Slurm never runs a job across "
+                "two of them (right for separate fabric islands only); top: single lets jobs span leaves",
+            )
+
+
+ADVICE: tuple[Rule, ...] = (routing_is_deadlock_free, roots_are_read, slurm_tree_fits)
 
 
 def advise(spec: ClusterSpec, topo: Topology) -> list[Finding]:

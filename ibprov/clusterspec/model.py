@@ -72,7 +72,7 @@ PATTERN_WORDS.update(
         "'=' (exact) or '^' (not), e.g. =eth0",
     }
 )
-RESERVED_GROUPS = {"all", "ungrouped", "ib_nodes", "ib_sm"}
+RESERVED_GROUPS = {"all", "ungrouped", "ib_nodes", "ib_sm", "slurm_controller"}
 
 
 class Strict(BaseModel):
@@ -598,7 +598,9 @@ class SlurmTopology(Strict):
 
 class Scheduler(Strict):
     kind: Literal["slurm"] = Field("slurm", description="The workload manager (Slurm only, for now).")
-    controller: Name = Field(description="Host that runs slurmctld: scontrol runs there (a node, or a host of its own).")
+    controller: Name = Field(
+        description="Host that runs slurmctld: scontrol runs there (a node, or a host of its own)."
+    )
     controller_address: HostAddress | None = Field(
         None, description="Address Ansible connects to, for a controller that is not in nodes (default: its name)."
     )

@@ -8,6 +8,7 @@
 * :mod:`.ipoib`: IPoIB interfaces (partition, MTU, name, addresses, pool, rail)
 * :mod:`.qos`: VL tables, SLs, the QoS policy
 * :mod:`.rails`: mpi.rails' ports and names
+* :mod:`.scheduler`: the scheduler section (Slurm's controller, nodes, release, block sizes, top switch)
 * :mod:`.findings`: what they share (a finding, duplicates, "did you mean")
 """
 
@@ -22,6 +23,7 @@ from ibprov.clusterspec.rules.names import guids_are_unique, names_are_unique
 from ibprov.clusterspec.rules.partitions import partition_rails_are_sound, partitions_are_consistent
 from ibprov.clusterspec.rules.qos import qos_is_well_formed
 from ibprov.clusterspec.rules.rails import mpi_rails_exist
+from ibprov.clusterspec.rules.scheduler import scheduler_is_sound
 from ibprov.clusterspec.rules.sm import subnet_managers_are_sound
 from ibprov.clusterspec.topology import Topology
 
@@ -41,6 +43,7 @@ RULES: tuple[Rule, ...] = (
     fat_tree_group_exists,
     partition_rails_are_sound,
     ipoib_rails_are_sound,
+    scheduler_is_sound,
 )
 
 

@@ -75,6 +75,7 @@ LINKS = """\
 SWITCHES = "switches:\n  - name: leaf01\n    role: leaf\n    ports: 8\n"
 QOS = "qos:\n  enabled: true\n  max_vls: 4\n"
 SM02_HCA = "      - device: mlx5_0\n        node_guid: 0x0c42a10300000002"
+SCHED = "scheduler:\n  controller: sm01\n"
 NODE01 = "    groups: [compute]\n    hcas:\n      - device: mlx5_0\n  - name: node02"
 
 
@@ -98,6 +99,8 @@ FAT_TREE = edit(
 
 
 TWO_LEAVES = (("leaves: 1", "leaves: 2"), ("spines: 0", "spines: 2"))
+# two leaves of two hosts each (sm01, sm02 on leaf01; node01, node02 on leaf02)
+TWO_HOSTS = (("hosts_per_leaf: 4", "hosts_per_leaf: 2"), ("uplinks_per_leaf: 0", "uplinks_per_leaf: 2"))
 
 
 def ft(*changes: tuple[str, str]) -> str:
@@ -1281,6 +1284,102 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         ),
         [
             "17:14: nodes[2].groups[0]: 'compute-a' is not allowed: write letters, digits and '_', not starting with a digit"
+        ],
+    ),
+    # ------------------------------------------------------------------------------ scheduler (Slurm)
+    (
+        "scheduler-group-unknown",
+        edit(append=SCHED + "  group: compue\n"),
+        [
+            "51:10: scheduler.group: no node is in group 'compue' (did you mean 'compute'?)",
+        ],
+    ),
+    (
+        "scheduler-controller-is-a-switch",
+        edit(append="scheduler:\n  controller: leaf01\n"),
+        [
+            "50:15: scheduler.controller: controller 'leaf01' is the name of a switch: name the host that runs slurmctld (a node, or a host of its own with controller_address)",
+        ],
+    ),
+    (
+        "scheduler-controller-address-of-a-node",
+        edit(append=SCHED + "  controller_address: 10.0.0.9\n  controller_user: slurm\n"),
+        [
+            "51:23: scheduler.controller_address: controller_address is for a controller that is not in nodes, and sm01 is a node: give its address and user in nodes",
+            "52:20: scheduler.controller_user: controller_user is for a controller that is not in nodes, and sm01 is a node: give its address and user in nodes",
+        ],
+    ),
+    (
+        "scheduler-block-needs-23.11",
+        edit(append=SCHED + "  topology:\n    plugin: block\n"),
+        [
+            "52:13: scheduler.topology.plugin: topology/block needs Slurm 23.11 or later, and scheduler.version is 22.05",
+        ],
+    ),
+    (
+        "scheduler-yaml-needs-25.05",
+        edit(append=SCHED + "  version: '24.11.3'\n  topology:\n    file: yaml\n"),
+        [
+            "53:11: scheduler.topology.file: topology.yaml needs Slurm 25.05 or later, and scheduler.version is 24.11.3",
+        ],
+    ),
+    (
+        "scheduler-version-no-release",
+        edit(append=SCHED + "  version: latest\n"),
+        [
+            "51:12: scheduler.version: version 'latest' is no Slurm release: give MAJOR.MINOR[.PATCH] as sinfo --version prints it, e.g. 23.11.4",
+        ],
+    ),
+    (
+        "scheduler-block-sizes-without-block",
+        edit(append=SCHED + "  topology:\n    block_sizes: [2]\n"),
+        [
+            "52:18: scheduler.topology.block_sizes: block_sizes are read by plugin block, and plugin is tree",
+        ],
+    ),
+    (
+        "scheduler-block-sizes-not-power-of-two",
+        edit(append=SCHED + "  version: '23.11'\n  topology:\n    plugin: block\n    block_sizes: [1, 3, 6]\n"),
+        [
+            "54:22: scheduler.topology.block_sizes[1]: block size 3 is no power-of-two multiple of 1, the size before it (Slurm takes 2, 4, ...)",
+        ],
+    ),
+    (
+        "scheduler-block-base-above-smallest-block",
+        edit(append=SCHED + "  version: '23.11'\n  topology:\n    plugin: block\n    block_sizes: [8]\n"),
+        [
+            "54:19: scheduler.topology.block_sizes[0]: the base block size 8 is larger than the smallest block (4 nodes under one leaf group): every block must hold at least the base size; give 4 or less",
+        ],
+    ),
+    (
+        "scheduler-top-name-is-a-leaf",
+        ft(*TWO_LEAVES, *TWO_HOSTS) + SCHED + "  topology:\n    top_name: leaf02\n",
+        [
+            "49:15: scheduler.topology.top_name: top_name 'leaf02' is the name of a Slurm leaf (of the nodes cabled to leaf02), and Slurm's switch names are unique: give the top switch another name",
+        ],
+    ),
+    (
+        "scheduler-node-on-no-switch",
+        edit(
+            ("  - name: node02\n", "  - name: node03\n    groups: [compute]\n  - name: node02\n"),
+            append=SCHED + "  group: compute\n",
+        ),
+        [
+            "20:11: nodes[3].name: node03 is in scheduler.group compute but is cabled to no switch: Slurm's topology needs every node under a switch; cable one of its HCA ports to a switch, or leave it out of compute",
+        ],
+    ),
+    (
+        "scheduler-node-on-no-switch-every-host",
+        edit(("  - name: node02\n", "  - name: node03\n  - name: node02\n"), append=SCHED),
+        [
+            "20:11: nodes[3].name: node03 is a host, so a Slurm node (scheduler has no group), but is cabled to no switch: Slurm's topology needs every node under a switch; cable one of its HCA ports to a switch, or give scheduler a group that leaves it out",
+        ],
+    ),
+    (
+        "group-slurm-controller-reserved",
+        edit((NODE01, NODE01.replace("[compute]", "[slurm_controller]"))),
+        [
+            "17:13: nodes[2].groups: group name 'slurm_controller' is reserved by ibprov/Ansible",
         ],
     ),
 ]

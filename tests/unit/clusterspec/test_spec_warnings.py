@@ -187,3 +187,38 @@ def test_validate_quiet_still_prints_the_warnings(tmp_path: Path) -> None:
     assert (result.exit_code, result.stdout) == (0, "")
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"{spec}:30:19: subnet_manager.routing_engine: warning: dor is deadlock-free on meshes")
+
+
+# ------------------------------------------------------------------------------------- Slurm's tree
+def with_scheduler(text: str, topology: str) -> str:
+    """``text`` (a valid spec) with a scheduler section whose topology is ``topology`` (a flow mapping)."""
+    return text + f"scheduler:\n  controller: slurmctl01\n  topology: {topology}\n"
+
+
+def test_top_cabled_on_a_ring_warns_that_slurms_tree_leaves_its_cables_out() -> None:
+    text = with_scheduler(ring("updn", roots="[sw1]"), "{top: cabled}")
+    assert warnings_of(text) == [
+        "36:19: scheduler.topology.top: top: cabled lists each switch under the switches of the tier above it, and sw1:3 <-> sw2:4 joins two leaf switches: Slurm's tree has no place for a cable within a tier (a ring, a torus), so it is left out, and with no spine or core there is no switch above the leaves, and no job spans two of them; top: single puts one switch over every leaf"
+    ]
+
+
+def test_top_cabled_on_a_fat_tree_with_a_cable_within_a_tier_warns_once() -> None:
+    text = with_scheduler(fat_tree("updn", leaf_cable=True), "{top: cabled}")
+    (warning,) = warnings_of(text)
+    assert "leaf01:21 <-> leaf02:21 joins two leaf switches: Slurm's tree has no place" in warning
+    assert "Slurm places jobs as if it were not there" in warning
+
+
+def test_top_none_with_several_slurm_leaves_warns_that_jobs_never_span_them() -> None:
+    (warning,) = warnings_of(with_scheduler(fat_tree("ftree"), "{top: none}"))
+    assert warning.endswith(
+        "scheduler.topology.top: top: none puts no switch above the 4 Slurm leaves: Slurm never runs a job "
+        "across two of them (right for separate fabric islands only); top: single lets jobs span leaves"
+    )
+
+
+def test_the_default_top_and_a_single_leaf_draw_no_slurm_warning() -> None:
+    assert warnings_of(with_scheduler(fat_tree("ftree"), "{top: single}")) == []
+    assert warnings_of(with_scheduler(fat_tree("ftree"), "{top: cabled}")) == []
+    one_leaf = (REPO / "examples" / "rack.yaml").read_text()
+    assert warnings_of(with_scheduler(one_leaf, "{top: none}")) == []
