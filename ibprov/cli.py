@@ -30,6 +30,8 @@ from ibprov.verify.registry import SECTIONS, VerifyOptions, misplaced_options, p
 
 if TYPE_CHECKING:
     from ibprov.clusterspec import LoadedSpec
+    from ibprov.discover.found import Found
+    from ibprov.discover.match import MatchResult
     from ibprov.verify.target import VerifyTarget
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -449,8 +451,16 @@ def plan(spec: Path, run_dir: Path | None, target: str | None, options: ApplyOpt
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
     help="Read saved `ibnetdiscover` output (default format) instead of running ibnetdiscover here.",
 )
+@click.option(
+    "--slurm-topology",
+    "slurm_topology",
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write Slurm's topology file of the discovered fabric here; with a SPEC that has a scheduler "
+    "section, its nodes and options, and every host under another leaf than planned is a cabling finding.",
+)
 @handles_errors
-def discover(spec: Path, source: Path | None) -> None:
+def discover(spec: Path, source: Path | None, slurm_topology: Path | None) -> None:
     """Discover the fabric: write a spec skeleton (with the subnet managers found running, when the fabric
     is live), or match an existing SPEC and write SPEC's lock file.
 
@@ -474,13 +484,44 @@ def discover(spec: Path, source: Path | None) -> None:
             f"{skeleton.links} links; review the lines marked REVIEW"
         )
         click.echo(skeleton.sm_status)
+        if slurm_topology is not None:
+            _write_discovered_topology(slurm_topology, found, None, None, source)
         return
     lock_path, result = write_lock(spec, found)
     for line in result.lines():
         click.echo(line)
     click.echo(f"wrote {lock_path}")
-    if not result.complete:
+    moved = _write_discovered_topology(slurm_topology, found, spec, result, source) if slurm_topology else []
+    if not result.complete or moved:
         sys.exit(ExitCode.FINDINGS)
+
+
+def _write_discovered_topology(
+    path: Path, found: Found, spec: Path | None, match: MatchResult | None, source: Path | None
+) -> list[str]:
+    """Write Slurm's topology file of ``found`` to ``path``; with a spec, print (and return) every host that sits
+    under another leaf than planned: cabling findings, not a new topology."""
+    # lazy: Slurm's tree only for --slurm-topology
+    from ibprov.clusterspec.model import SlurmTopology
+    from ibprov.discover.slurm import discovered_names, discovered_tree, leaf_differences
+    from ibprov.render.slurm import plan_tree, scheduler_nodes, tree_vars, variables_text
+
+    loaded = _load_spec(spec) if spec is not None else None
+    scheduler = loaded.spec.scheduler if loaded is not None else None
+    options = scheduler.topology if scheduler is not None else SlurmTopology()
+    hosts = scheduler_nodes(loaded.spec) if loaded is not None and scheduler is not None else None
+    tree = discovered_tree(found, discovered_names(found, match), options, hosts)
+    variables = tree_vars(tree, options, scheduler.config_dir if scheduler is not None else "/etc/slurm")
+    _name, text = variables_text(variables, f"the fabric ({source.name if source else 'ibnetdiscover'})")
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise IbprovError(f"cannot write {path}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {path}: {len(tree.leaves)} Slurm leaves, {len(tree.node_leaf)} hosts")
+    moved = leaf_differences(plan_tree(loaded), tree) if loaded is not None and scheduler is not None else []
+    for line in moved:
+        click.echo(line)
+    return moved
 
 
 @cli.command()

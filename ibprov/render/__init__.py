@@ -7,6 +7,8 @@ Output (deterministic, byte-identical on a re-run)::
     opensm/qos-policy.conf, opensm/node-name-map, opensm/{root,cn}-guids.conf    OpenSM
     fabric/topology.ibnd (planned fabric, ibnetdiscover format), fabric/twin.net (ibsim),
     fabric/twin-limits.json (what the twin runs instead of the plan, and what it cannot show)
+    slurm/topology.conf (or .yaml): what ib_slurm_topology writes on the Slurm controller, for review
+    (with a scheduler section that manages the topology; its variables in group_vars/slurm_controller.yml)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ibprov.identity.guids import GuidBook
 from ibprov.render import yamltext
 from ibprov.render.inventory import hosts, ipoib_vars, mpi_vars, stack_vars
 from ibprov.render.parallel import MIN_LINKS, Pending
+from ibprov.render.slurm import slurm_vars, topology_text
 from ibprov.render.sm import SmData, build_sm_data
 from ibprov.render.templates import RENDER_HEADER, render_role_template
 from ibprov.render.topology_file import build_topology_file
@@ -140,6 +143,11 @@ def _render_rest(loaded: LoadedSpec, book: GuidBook, header: str, defer_sm: bool
     )
     f["inventory/group_vars/ib_nodes.yml"] = _yaml({**stack_vars(loaded), **mpi_vars(loaded)}, header)
     f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
+    if spec.scheduler is not None and spec.scheduler.manage_topology:
+        slurm = slurm_vars(loaded)
+        f["inventory/group_vars/slurm_controller.yml"] = _yaml(slurm, header)
+        name, text = topology_text(loaded, slurm)
+        f[f"slurm/{name}"] = text
     if not out.sm_waits_for:  # never a partitions.conf without some of its members
         for name, text in render_sm_files(sm, "/etc/opensm", header).items():
             f[f"opensm/{name}"] = text

@@ -37,8 +37,30 @@ def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str,
         "ib_nodes": {"hosts": ib_nodes},
         "ib_sm": {"hosts": {n.name: None for n in spec.nodes if n.name in sm_hosts}},
     }
+    controller = slurm_controller(loaded)
+    if controller is not None:
+        children["slurm_controller"] = {"hosts": controller}
     children.update(dict(sorted(groups.items())))
     return {"all": {"children": children}}
+
+
+def slurm_controller(loaded: LoadedSpec) -> dict[str, Any] | None:
+    """The group slurm_controller's hosts: the host that runs slurmctld, when ibprov manages Slurm's topology
+    (None otherwise). A controller that is a node is that host; one that is not is a host of its own, reached
+    at controller_address as controller_user, and in no ib_* group (no role but ib_slurm_topology reaches it)."""
+    spec = loaded.spec
+    scheduler = spec.scheduler
+    if scheduler is None or not scheduler.manage_topology:
+        return None
+    name = scheduler.controller
+    if any(n.name == name for n in spec.nodes):
+        return {name: None}
+    entry: dict[str, Any] = {}
+    if scheduler.controller_address:
+        entry["ansible_host"] = scheduler.controller_address
+    if scheduler.controller_user and scheduler.controller_user != spec.cluster.ssh_user:
+        entry["ansible_user"] = scheduler.controller_user
+    return {name: entry or None}
 
 
 def stack_vars(loaded: LoadedSpec) -> dict[str, Any]:

@@ -5,7 +5,7 @@ role's variables and file (:mod:`.files`). Pure: nothing here reaches a host."""
 from __future__ import annotations
 
 from ibprov.clusterspec.scheduler import scheduler_nodes
-from ibprov.render.slurm.files import block_sizes, slurm_vars, topology_text
+from ibprov.render.slurm.files import block_sizes, slurm_vars, topology_text, tree_vars, variables_text
 from ibprov.render.slurm.tree import (
     SlurmLeaf,
     SlurmTree,
@@ -26,4 +26,6 @@ __all__ = [
     "slurm_vars",
     "topology_text",
     "tree_from_cabling",
+    "tree_vars",
+    "variables_text",
 ]

@@ -14,11 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.model import SlurmTopology
 from ibprov.hostlist import compress
 from ibprov.render.slurm.tree import SlurmTree, plan_tree
 from ibprov.render.templates import RENDER_HEADER, render_role_template
 
-__all__ = ["ROLE", "TOPOLOGY_NAME", "block_sizes", "slurm_vars", "topology_text"]
+__all__ = ["ROLE", "TOPOLOGY_NAME", "block_sizes", "slurm_vars", "topology_text", "tree_vars", "variables_text"]
 
 ROLE = "ib_slurm_topology"
 TOPOLOGY_NAME = "default"  # the topology's name in topology.yaml (the cluster default)
@@ -37,8 +38,11 @@ def slurm_vars(loaded: LoadedSpec) -> dict[str, Any]:
     scheduler = loaded.spec.scheduler
     if scheduler is None:
         raise ValueError("the spec has no scheduler section")
-    topo = scheduler.topology
-    tree = plan_tree(loaded)
+    return tree_vars(plan_tree(loaded), scheduler.topology, scheduler.config_dir)
+
+
+def tree_vars(tree: SlurmTree, topo: SlurmTopology, config_dir: str = "/etc/slurm") -> dict[str, Any]:
+    """The ib_slurm_topology role's variables of one Slurm tree (the plan's, or a discovered fabric's)."""
     switches: list[dict[str, str]] = []
     blocks: list[dict[str, str]] = []
     if topo.plugin == "tree":
@@ -49,7 +53,7 @@ def slurm_vars(loaded: LoadedSpec) -> dict[str, Any]:
     return {
         "ib_slurm_topology_plugin": topo.plugin,
         "ib_slurm_topology_file": topo.file,
-        "ib_slurm_topology_config_dir": scheduler.config_dir,
+        "ib_slurm_topology_config_dir": config_dir,
         "ib_slurm_topology_switches": switches,
         "ib_slurm_topology_blocks": blocks,
         "ib_slurm_topology_block_sizes": block_sizes(tree, topo.block_sizes) if topo.plugin == "block" else [],
@@ -58,10 +62,15 @@ def slurm_vars(loaded: LoadedSpec) -> dict[str, Any]:
     }
 
 
+def variables_text(variables: dict[str, Any], source: str) -> tuple[str, str]:
+    """(file name, text) the role writes with ``variables``; ``source`` names where they came from (header)."""
+    name = f"topology.{variables['ib_slurm_topology_file']}"
+    header = RENDER_HEADER.format(spec=source)
+    return name, render_role_template(ROLE, f"{name}.j2", {**variables, "ansible_managed": header})
+
+
 def topology_text(loaded: LoadedSpec, variables: dict[str, Any] | None = None) -> tuple[str, str]:
     """(file name, text) of the topology file the role writes: ``topology.conf`` or ``topology.yaml``.
     ``variables``: :func:`slurm_vars` of ``loaded``, when the caller has them already."""
     variables = variables if variables is not None else slurm_vars(loaded)
-    name = f"topology.{variables['ib_slurm_topology_file']}"
-    header = RENDER_HEADER.format(spec=loaded.path.name if loaded.path else "cluster.yaml")
-    return name, render_role_template(ROLE, f"{name}.j2", {**variables, "ansible_managed": header})
+    return variables_text(variables, loaded.path.name if loaded.path else "cluster.yaml")

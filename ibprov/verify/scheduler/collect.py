@@ -79,9 +79,9 @@ def parse_results(commands: Sequence[Sequence[str]], stdout: str) -> list[Comman
     current: list[str] | None = None
     for line in stdout.splitlines():
         if line.startswith(RESULT_MARK):
-            index, _, rc = line[len(RESULT_MARK) :].partition(" ")
+            index, _, status = line[len(RESULT_MARK) :].partition(" ")
             current = []
-            seen[int(index)] = (int(rc or 1), current)
+            seen[int(index)] = (int(status) if status.strip().isdigit() else 1, current)
         elif current is not None:
             current.append(line)
     out = []
@@ -89,8 +89,8 @@ def parse_results(commands: Sequence[Sequence[str]], stdout: str) -> list[Comman
         if i not in seen:
             out.append(CommandResult(tuple(argv), False, "did not run"))
             continue
-        rc, text = seen[i]
-        out.append(CommandResult(tuple(argv), rc == 0, "\n".join(text).strip()))
+        code, text = seen[i]
+        out.append(CommandResult(tuple(argv), code == 0, "\n".join(text).strip()))
     return out
 
 

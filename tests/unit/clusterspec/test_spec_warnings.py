@@ -191,8 +191,10 @@ def test_validate_quiet_still_prints_the_warnings(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------- Slurm's tree
 def with_scheduler(text: str, topology: str) -> str:
-    """``text`` (a valid spec) with a scheduler section whose topology is ``topology`` (a flow mapping)."""
-    return text + f"scheduler:\n  controller: slurmctl01\n  topology: {topology}\n"
+    """``text`` (a valid spec, its own scheduler section dropped) with a scheduler section whose topology is
+    ``topology`` (a flow mapping)."""
+    base = text.split("\nscheduler:\n")[0].rstrip("\n")
+    return base + f"\nscheduler:\n  controller: slurmctl01\n  topology: {topology}\n"
 
 
 def test_top_cabled_on_a_ring_warns_that_slurms_tree_leaves_its_cables_out() -> None:
