@@ -5,13 +5,17 @@ role's own template writes from them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.clusterspec.model import SlurmTopology
 from ibprov.clusterspec.scheduler import MAX_SLURM_NAME, leaf_names, slurm_release
 from ibprov.hostlist import expand
+from ibprov.render import render_files
 from ibprov.render.slurm import (
     SlurmLeaf,
     SlurmUpper,
@@ -22,6 +26,7 @@ from ibprov.render.slurm import (
     topology_text,
     tree_from_cabling,
 )
+from ibprov.resources import roles_dir
 
 REPO = Path(__file__).resolve().parents[3]
 FAT_TREE = (REPO / "examples" / "fat-tree.yaml").read_text()
@@ -300,3 +305,53 @@ def test_topology_yaml_is_one_default_topology_slurm_can_read() -> None:
     switches = doc[0]["tree"]["switches"]
     assert switches[0] == {"switch": "leaf01", "nodes": "node[01-09],sm01"}
     assert switches[-1] == {"switch": "top", "children": "leaf[01-04]"}
+
+
+# ---------------------------------------------------------------------------------------- render
+def _hosts(files: dict[str, str]) -> dict[str, Any]:
+    return yaml.safe_load(files["inventory/hosts.yml"])["all"]["children"]  # type: ignore[no-any-return]
+
+
+def test_render_puts_a_controller_outside_the_nodes_in_its_own_group_only() -> None:
+    loaded = fat_tree(SCHEDULER + "  controller_user: slurmadm\n")
+    files = render_files(loaded, synthetic_guids=True).files
+    groups = _hosts(files)
+    assert groups["slurm_controller"] == {
+        "hosts": {"slurmctl01": {"ansible_host": "10.0.0.5", "ansible_user": "slurmadm"}}
+    }
+    assert "slurmctl01" not in groups["ib_nodes"]["hosts"]
+    assert yaml.safe_load(files["inventory/group_vars/slurm_controller.yml"]) == slurm_vars(loaded)
+    assert files["slurm/topology.conf"] == topology_text(loaded)[1]
+
+
+def test_render_puts_a_controller_that_is_a_node_in_the_group_by_name() -> None:
+    files = render_files(fat_tree("\nscheduler:\n  controller: sm01\n"), synthetic_guids=True).files
+    assert _hosts(files)["slurm_controller"] == {"hosts": {"sm01": None}}
+
+
+def test_render_writes_no_slurm_files_when_ibprov_does_not_manage_the_topology() -> None:
+    files = render_files(fat_tree(SCHEDULER + "  manage_topology: false\n"), synthetic_guids=True).files
+    assert "slurm_controller" not in _hosts(files)
+    assert not [rel for rel in files if "slurm" in rel]
+
+
+def test_render_previews_topology_yaml_under_its_own_name() -> None:
+    files = render_files(fat_tree(SCHEDULER + "  version: '25.05'\n  topology: {file: yaml}\n"), synthetic_guids=True)
+    assert [rel for rel in files.files if rel.startswith("slurm/")] == ["slurm/topology.yaml"]
+
+
+@pytest.mark.parametrize(
+    "scheduler",
+    [
+        SCHEDULER,
+        SCHEDULER + "  version: '23.11'\n  topology: {plugin: block, block_sizes: [4, 8]}\n",
+        SCHEDULER + "  version: '25.05'\n  topology: {file: yaml, top: cabled}\n",
+    ],
+    ids=["tree", "block", "yaml-cabled"],
+)
+def test_the_variables_pass_the_roles_argument_spec(scheduler: str) -> None:
+    spec = yaml.safe_load((roles_dir() / "ib_slurm_topology" / "meta" / "argument_specs.yml").read_text())
+    options = spec["argument_specs"]["main"]["options"]
+    variables = slurm_vars(fat_tree(scheduler))
+    assert set(variables) <= set(options)
+    assert ArgumentSpecValidator(options).validate(variables).error_messages == []
