@@ -31,19 +31,21 @@ def _host_vars(files: dict[str, str]) -> dict[str, dict[str, Any]]:
     hosts_doc = yaml.safe_load(files["inventory/hosts.yml"])
     groups = hosts_doc["all"]["children"]
     out: dict[str, dict[str, Any]] = {}
-    for host in groups["ib_nodes"]["hosts"]:
+    every = {h for body in groups.values() for h in (body.get("hosts") or {})}  # a controller outside ib_nodes too
+    for host in sorted(every):
         merged: dict[str, Any] = {}
         for group in ("all", *[g for g, body in groups.items() if host in (body.get("hosts") or {})]):
             rel = f"inventory/group_vars/{group}.yml"
             if rel in files:
                 merged.update(yaml.safe_load(files[rel]) or {})
-        merged.update(groups["ib_nodes"]["hosts"][host] or {})
+        for body in groups.values():  # its own variables, inline wherever hosts.yml lists it with some
+            merged.update((body.get("hosts") or {}).get(host) or {})
         out[host] = merged
     return out
 
 
 def test_every_role_has_an_argument_spec() -> None:
-    assert set(_role_specs()) >= {"ib_stack", "ib_sm", "ib_ipoib", "ib_facts", "ib_mpi"}
+    assert set(_role_specs()) >= {"ib_stack", "ib_sm", "ib_ipoib", "ib_facts", "ib_mpi", "ib_slurm_topology"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
