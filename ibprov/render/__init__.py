@@ -23,7 +23,8 @@ from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import SpecError
 from ibprov.identity.guids import GuidBook
 from ibprov.render import yamltext
-from ibprov.render.inventory import hosts, ipoib_vars, mpi_vars, stack_vars
+from ibprov.render.healthcheck import HealthcheckVars, healthcheck_vars
+from ibprov.render.inventory import hosts, ib_node_names, ipoib_vars, mpi_vars, stack_vars
 from ibprov.render.parallel import MIN_LINKS, Pending
 from ibprov.render.slurm import slurm_vars, topology_text
 from ibprov.render.sm import SmData, build_sm_data
@@ -137,11 +138,17 @@ def _render_rest(loaded: LoadedSpec, book: GuidBook, header: str, defer_sm: bool
         host_vars.setdefault(host, {}).update({"ib_sm_enabled": True, "ib_sm_instances": instances})
     for host, ifaces in ipoib_vars(loaded).items():
         host_vars.setdefault(host, {})["ib_ipoib_interfaces"] = ifaces
+    checks = HealthcheckVars()
+    if sm.partitions is not None:
+        checks = healthcheck_vars(loaded, book, sm.partitions, ib_node_names(loaded))
+        out.notes += checks.notes
+        for host, variables in checks.hosts.items():
+            host_vars.setdefault(host, {}).update(variables)
     f["inventory/hosts.yml"] = _yaml(hosts(loaded, set(sm.instances), host_vars), header)
     f["inventory/group_vars/all.yml"] = _yaml(
         {"ibprov_cluster": spec.cluster.name, "ansible_user": spec.cluster.ssh_user}, header
     )
-    f["inventory/group_vars/ib_nodes.yml"] = _yaml({**stack_vars(loaded), **mpi_vars(loaded)}, header)
+    f["inventory/group_vars/ib_nodes.yml"] = _yaml({**stack_vars(loaded), **mpi_vars(loaded), **checks.group}, header)
     f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
     if spec.scheduler is not None and spec.scheduler.manage_topology:
         slurm = slurm_vars(loaded)

@@ -16,7 +16,6 @@ from ibprov.clusterspec.types import NON_HOST_GROUPS
 
 def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str, Any]]) -> dict[str, Any]:
     spec = loaded.spec
-    nodes_by_name = {n.name: n for n in spec.nodes}
     all_hosts: dict[str, Any] = {}
     for node in spec.nodes:
         entry: dict[str, Any] = {}
@@ -32,7 +31,7 @@ def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str,
             groups.setdefault(g, {"hosts": {}})["hosts"][node.name] = None
     # CAs that are no host to log in to (SHARP aggregation nodes, UFM appliances, gateways: the groups
     # `ibprov discover` gives them) stay in their groups but are not ib_nodes: the roles never reach for them
-    ib_nodes = {n: v for n, v in all_hosts.items() if not set(nodes_by_name[n].groups) & set(NON_HOST_GROUPS)}
+    ib_nodes = {n: all_hosts[n] for n in ib_node_names(loaded)}
     children: dict[str, Any] = {
         "ib_nodes": {"hosts": ib_nodes},
         "ib_sm": {"hosts": {n.name: None for n in spec.nodes if n.name in sm_hosts}},
@@ -42,6 +41,11 @@ def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str,
         children["slurm_controller"] = {"hosts": controller}
     children.update(dict(sorted(groups.items())))
     return {"all": {"children": children}}
+
+
+def ib_node_names(loaded: LoadedSpec) -> list[str]:
+    """The hosts of group ib_nodes, in spec order: every node but the CAs that are no host to log in to."""
+    return [n.name for n in loaded.spec.nodes if not set(n.groups) & set(NON_HOST_GROUPS)]
 
 
 def slurm_controller(loaded: LoadedSpec) -> dict[str, Any] | None:

@@ -30,6 +30,7 @@ class SmData:
     instances: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # host -> ib_sm_instances
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    partitions: PartitionPlan | None = None  # the plan's partitions (the health check's P_Keys come from it)
 
 
 def _mtu_code(mtu: int | None) -> int | None:
@@ -173,7 +174,7 @@ def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
         else:
             entry["port_guid"] = fmt_guid(guid)
         data.instances.setdefault(inst.node, []).append(entry)
-    partitions = plan_partitions(loaded, book)
+    partitions = data.partitions = plan_partitions(loaded, book)
     data.problems += _missing_guid_problems(loaded, partitions.unresolved)
     name_map = []
     hca_guid = book.hca_guid
