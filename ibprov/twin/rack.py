@@ -10,6 +10,7 @@
   PID 1, sshd with the rack's own key, and every process attached to the node's simulated HCA
   (``LD_PRELOAD=libumad2sim.so SIM_HOST=<HCA> IBSIM_SERVER_NAME=<ibsim>``): systemd's DefaultEnvironment
   and ``/etc/environment`` for SSH logins;
+* with a ``scheduler:`` section, the site's Slurm played by Debian's (:mod:`ibprov.twin.slurm`);
 * the state (``state.json``), the key, ``ssh_config``, an Ansible inventory of the containers and the
   twin's limits (``twin-limits.json``) in ``.ibprov/twin/<cluster>/``.
 
@@ -43,6 +44,7 @@ from ibprov.errors import ExitCode, IbprovError
 from ibprov.identity.guids import GuidBook
 from ibprov.resources import images_dir
 from ibprov.run import Target
+from ibprov.twin import slurm
 from ibprov.twin.sim import UMAD2SIM
 from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits, read_limits
 from ibprov.twinnet.netfile import build_twin
@@ -220,8 +222,12 @@ def _running(names: Sequence[str]) -> set[str]:
 
 # ------------------------------------------------------------------------------------------------- up
 def choose_containers(loaded: LoadedSpec, limit: int = MAX_CONTAINERS) -> tuple[list[str], list[str]]:
-    """(nodes that get a container, nodes that stay simulated HCAs): the SM nodes first, then by name."""
+    """(nodes that get a container, nodes that stay simulated HCAs): the SM nodes first, then Slurm's controller
+    (it runs slurmctld in its container), then by name."""
     sm_nodes = list(dict.fromkeys(i.node for i in loaded.spec.subnet_manager.instances))
+    names = {n.name for n in loaded.spec.nodes}
+    if (scheduler := loaded.spec.scheduler) is not None and scheduler.controller in names:
+        sm_nodes = list(dict.fromkeys([*sm_nodes, scheduler.controller]))
     others = sorted(n.name for n in loaded.spec.nodes if n.name not in sm_nodes)
     order = sm_nodes + others
     return order[:limit], order[limit:]
@@ -326,6 +332,8 @@ def up(loaded: LoadedSpec, *, base: Path | None = None, say: Callable[[str], Non
     state.save()  # from here on, `down` can clean up whatever exists
     try:
         _build(loaded, state, twin.text, with_box, say)
+        if loaded.spec.scheduler is not None:
+            slurm.start(loaded, state, podman, say)
     except BaseException:
         say("twin up failed: removing what it created")
         down(loaded, base=base)
@@ -448,6 +456,8 @@ def status(loaded: LoadedSpec, *, base: Path | None = None) -> list[str]:
         )
     if state.simulated_only:
         out.append(f"  simulated HCAs only (no container): {', '.join(state.simulated_only)}")
+    if loaded.spec.scheduler is not None:
+        out += slurm.status_lines(loaded, state, sorted(running), podman)
     for fault in state.faults:
         out.append(f"  fault: {fault['text']}")
     return out
