@@ -31,35 +31,48 @@ sed -n '1,40p' "$OUT/rendered/opensm/partitions.conf"
 step "8. the rendered configuration on the twin, then verify --fabric against it (cabling, links, counters, SMs, PKeys)"
 $IBPROV twin "$OUT/cluster.yaml" --verify --json "$OUT/twin-proof.json"
 
-step "9. the twin rack: ibsim plus one container per node, reached over SSH like a real rack"
+step "9. the twin rack: ibsim plus one container per node, reached over SSH like a real rack (and the site's Slurm:
+   munge, slurmctld on sm01, slurmd on node01-04)"
 export IBPROV_TWIN_DIR="$OUT/twin"
 export IBPROV_SM_KEY=${IBPROV_SM_KEY:-0x00000000000d3e40}   # demo only: the twin's SM key
 trap '$IBPROV twin down "$OUT/cluster.yaml" >/dev/null 2>&1 || true' EXIT
 $IBPROV twin up "$OUT/cluster.yaml"
-step "10. apply: drivers and stack, OpenSM with partitions and QoS, IPoIB, on every node of the rack"
+on_controller() { ssh -F "$IBPROV_TWIN_DIR/rack1/ssh_config" sm01 "$@"; }
+step "10. apply: drivers and stack, OpenSM with partitions and QoS, IPoIB, Slurm's topology, on every node of the rack"
 $IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff
 step "11. apply again: nothing changes"
 $IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff | tee "$OUT/second-apply.txt"
 if grep -E '│ *[0-9]+ *│ *[1-9]' "$OUT/second-apply.txt"; then echo "the second apply changed something"; exit 1; fi
-step "12. verify the rack: the fabric, every node, and the routes OpenSM programmed"
-$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --nodes --routing \
+step "12. verify the rack: the fabric, every node, the routes OpenSM programmed, and Slurm's view of the plan"
+on_controller scontrol show topology
+$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --nodes --routing --scheduler \
   --json "$OUT/report.json" --junit "$OUT/junit.xml" --html "$OUT/report.html"
 step "13. acceptance performance: the route-aware perftest schedule (dry run), then verify --perf on the rack"
 $IBPROV verify "$OUT/cluster.yaml" --perf --dry-run | sed -n '1,6p'
 # the twin's containers have no RDMA device: every perftest run is skipped, found by looking; the TCP probe
 # (iperf3) really runs, over the container network
 $IBPROV verify "$OUT/cluster.yaml" --perf --target twin --json "$OUT/report-perf.json" --html "$OUT/report-perf.html"
-step "14. break it: pull a cable, and a rogue subnet manager; verify finds and names both (exit 1 expected)"
+step "14. break it: pull a cable, and a rogue subnet manager; verify finds and names both, and drains the
+   nodes they name in Slurm (exit 1 expected); an admin's own drain of node02 is left as it is"
+on_controller scontrol update NodeName=node02 State=DRAIN Reason="admin: BIOS update"
 $IBPROV twin fault "$OUT/cluster.yaml" unlink node03/mlx5_0:1
 $IBPROV twin fault "$OUT/cluster.yaml" rogue-sm node04
-if $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --json "$OUT/report-faults.json"; then
+if $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --drain --json "$OUT/report-faults.json" \
+    --html "$OUT/report-faults.html"; then
   echo "verify missed the faults"; exit 1
 fi
-step "15. heal, and verify passes again"
+on_controller sinfo -R -o "'%50E %9u %N'"
+step "15. heal, verify passes again, and --resume gives back the nodes ibprov drained (node02 stays drained)"
 $IBPROV twin heal "$OUT/cluster.yaml"
-$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric
+for _ in $(seq 30); do  # the healed cable trains and the SM sweeps it in; bounded
+  $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric >/dev/null 2>&1 && break
+  sleep 3
+done
+$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --resume
+on_controller sinfo -N -o "'%N %T %E'"
+on_controller scontrol update NodeName=node02 State=RESUME
 step "16. the rack goes away, and nothing of it is left"
 $IBPROV twin status "$OUT/cluster.yaml"
 $IBPROV twin down "$OUT/cluster.yaml"
 trap - EXIT
-printf '\ndemo finished: reports in %s (report.html, report.json, junit.xml, report-perf.html, report-perf.json, report-faults.json), files in %s\n' "$OUT" "$OUT"
+printf '\ndemo finished: reports in %s (report.html, report.json, junit.xml, report-perf.html, report-perf.json, report-faults.json, report-faults.html), files in %s\n' "$OUT" "$OUT"

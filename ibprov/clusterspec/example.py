@@ -163,6 +163,18 @@ acceptance:
   soak_seconds: 0               # > 0: clear counters, wait, then check error_thresholds
   error_thresholds:             # defaults are rdma-core's; keys given here override them
     SymbolErrorCounter: 10
+
+# --------------------------------------------------------------------------------- scheduler
+# Slurm (optional). `ibprov render` writes topology.conf from the cabling, `ibprov apply` installs it on
+# the controller (role ib_slurm_topology; slurm.conf stays your Slurm role's), `verify --scheduler`
+# compares Slurm's view with the plan, and `verify --drain` drains the nodes that fail acceptance
+# (reason "ibprov: CHECK OBJECT"); `--resume` resumes only what ibprov drained. See docs/scheduler.md.
+scheduler:
+  controller: sm01              # the host that runs slurmctld (scontrol runs there, over SSH)
+  group: compute                # the Slurm nodes (default: every node); NodeName = the node's name
+  version: "22.05"              # the site's Slurm: topology/block needs 23.11, topology.yaml 25.05
+  topology:
+    plugin: tree                # leaf01 with node[01-04]; with more leaves, one top switch above them
 """
 
 
