@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ibprov.clusterspec import LoadedSpec
-from ibprov.clusterspec.model import Scheduler
+from ibprov.clusterspec.scheduler import scheduler_nodes
 from ibprov.errors import ExitCode, IbprovError
 
 __all__ = [
@@ -126,7 +126,7 @@ def plan_slurm(loaded: LoadedSpec, state: Rack) -> SlurmPlan:
             f"scheduler.controller {scheduler.controller} {where}: the twin runs slurmctld in a node container "
             f"(containers: {', '.join(state.nodes) or 'none'})"
         )
-    members = _members(loaded, scheduler)
+    members = scheduler_nodes(loaded.spec)  # the same nodes render and verify plan
     nodes = tuple(n for n in members if n in state.nodes)
     if not nodes:
         raise SlurmError(
@@ -140,11 +140,6 @@ def plan_slurm(loaded: LoadedSpec, state: Rack) -> SlurmPlan:
         left_out=tuple(n for n in members if n not in state.nodes),
         config_dir=scheduler.config_dir.rstrip("/") or "/",
     )
-
-
-def _members(loaded: LoadedSpec, scheduler: Scheduler) -> list[str]:
-    """The spec's Slurm nodes: the scheduler's group, else every node (in the spec's order)."""
-    return [n.name for n in loaded.spec.nodes if scheduler.group is None or scheduler.group in n.groups]
 
 
 def munge_key(state: Rack) -> bytes:
