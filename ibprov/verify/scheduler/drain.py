@@ -36,7 +36,7 @@ _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 def nodes_named(text: str, nodes: Iterable[str]) -> list[str]:
     """The nodes of ``nodes`` that a word of ``text`` names, in the order they appear."""
-    wanted = set(nodes)
+    wanted = nodes if isinstance(nodes, (set, frozenset)) else set(nodes)
     found: dict[str, None] = {}
     for word in _WORD.findall(text):
         word = word.rstrip(".-")
@@ -66,10 +66,11 @@ def _failing(report: Report, nodes: Sequence[str], severity: Severity) -> tuple[
     """Node -> its findings at ``severity`` or worse (worst first), and how many such findings named no node."""
     per_node: dict[str, list[Finding]] = {}
     orphans = 0
+    wanted = frozenset(nodes)
     for finding in report.findings:  # worst first
         if finding.severity.rank > severity.rank:
             continue
-        named = nodes_named(finding.object, nodes)
+        named = nodes_named(finding.object, wanted)
         orphans += not named
         for node in named:
             per_node.setdefault(node, []).append(finding)
