@@ -54,7 +54,7 @@ $IBPROV verify "$OUT/cluster.yaml" --perf --dry-run | sed -n '1,6p'
 $IBPROV verify "$OUT/cluster.yaml" --perf --target twin --json "$OUT/report-perf.json" --html "$OUT/report-perf.html"
 step "14. break it: pull a cable, and a rogue subnet manager; verify finds and names both, and drains the
    nodes they name in Slurm (exit 1 expected); an admin's own drain of node02 is left as it is"
-on_controller scontrol update NodeName=node02 State=DRAIN Reason="admin: BIOS update"
+on_controller scontrol update NodeName=node02 State=DRAIN "Reason='admin: BIOS update'"
 $IBPROV twin fault "$OUT/cluster.yaml" unlink node03/mlx5_0:1
 $IBPROV twin fault "$OUT/cluster.yaml" rogue-sm node04
 if $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --drain --json "$OUT/report-faults.json" \
