@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from routingkit import fat_tree
 from ibprov.clusterspec import load_spec_text
 from ibprov.probes.perfprobe import NodeProbe
 from ibprov.report import Report, to_html
+from ibprov.report.model import NodeAction
 from ibprov.routing.model import RoutingModel
 from ibprov.routing.offline import compute_lft
 from ibprov.verify.nodes.section import check_nodes
@@ -195,4 +197,23 @@ def test_chromium_draws_the_routing_hop_histogram_and_the_balance_per_tier(tmp_p
     assert 'data-label="leaf ↑" data-value="4"' in dom
     assert "leaf01:4 → spine02:1 carries 4 destination LIDs (1.67 x the mean)" in shown
     assert "skipped: the SM's log on n01 could not be read (unreachable)" in shown
+    assert shot.stat().st_size > 20_000
+
+
+def test_chromium_shows_what_drain_and_resume_did_to_each_slurm_node(tmp_path: Path) -> None:
+    actions = (
+        NodeAction("node01", "drain", "ibprov: cabling.miswire node01 mlx5_0 port 1", "error cabling.miswire", "done"),
+        NodeAction("node03", "keep", "admin: <BIOS> update", "drained by root, not by ibprov: never resumed"),
+        NodeAction(
+            "node04", "resume", "ibprov: link.state leaf01:4", "link.state passes now", "failed: slurm_update error"
+        ),
+    )
+    page = tmp_path / "report-scheduler.html"
+    page.write_text(to_html(replace(report(), actions=actions)))
+    dom, shown, shot = open_in_chromium(page, "report-scheduler.png", "1400,1800")
+    assert "Slurm: drains and resumes" in shown
+    assert "ibprov: cabling.miswire node01 mlx5_0 port 1" in shown
+    assert "admin: <BIOS> update" in shown, "a reason is shown as text, never as markup"
+    assert "failed: slurm_update error" in shown
+    assert dom.count('class="action ') == 3
     assert shot.stat().st_size > 20_000
