@@ -213,10 +213,20 @@ def render_reference() -> str:
         out.append("|---|---|---|---|")
         for name, field in model.model_fields.items():
             kind = type_name(field.annotation, tuple(field.metadata))
-            desc = _cell(field.description or "")
+            desc = _cell(field.description or "") + _renamed_text(field)
             out.append(f"| `{name}` | {_cell(kind)} | {default_text(field)} | {desc} |")
         out.append("")
     return "\n".join(out)
+
+
+def _renamed_text(field: FieldInfo) -> str:
+    """The old spellings a field still reads (model.Renamed), each with the one to write now."""
+    _, meta = _metadata(field.annotation, tuple(field.metadata))
+    spellings = [pair for item in meta if isinstance(item, m.Renamed) for pair in item.spellings]
+    if not spellings:
+        return ""
+    words = ", ".join(f"`{old}` (write `{new}`)" for old, new in spellings)
+    return f" Deprecated spellings, still read with a warning: {words}."
 
 
 def render_doc(doc: str) -> str:

@@ -3,12 +3,14 @@
 Problems come in two passes, each complete: first the structure (YAML syntax, unknown keys, types,
 ranges), then — once the structure is sound — the rules across the whole spec (names, cabling, GUIDs,
 partitions, SMs, IPoIB, QoS). A valid spec then gets its warnings (:mod:`.advice`): located like problems,
-they reject nothing.
+they reject nothing, and so do the deprecation warnings of old spellings (:class:`.model.Renamed`: the model
+reads each as its new spelling, the loader says where it was written).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import gc
 import re
 import typing
@@ -21,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ibprov.clusterspec import advice, rules
-from ibprov.clusterspec.model import ClusterSpec
+from ibprov.clusterspec.model import ClusterSpec, Renamed
 from ibprov.clusterspec.positions import Path, SourceMap, decode, load_yaml
 from ibprov.clusterspec.topology import Topology, build_topology
 from ibprov.clusterspec.types import PATTERN_WORDS
@@ -112,11 +114,72 @@ def _load(text: str, name: str) -> LoadedSpec:
     findings = rules.check(spec, topology)
     if findings:
         raise SpecError([smap.problem(path, message) for path, message in findings])
-    warnings = sorted({smap.problem(path, message) for path, message in advice.advise(spec, topology)})
-    return LoadedSpec(spec, topology, smap, warnings=tuple(warnings))
+    warnings = {smap.problem(path, message) for path, message in advice.advise(spec, topology)}
+    warnings.update(deprecation_warnings(raw, smap))
+    return LoadedSpec(spec, topology, smap, warnings=tuple(sorted(warnings)))
 
 
 _KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+
+
+# ---------------------------------------------------------------------------------- old spellings
+# Where a field with old spellings is: its keys, None for every item of a list (or value of a mapping).
+Pattern = tuple[str | None, ...]
+
+
+def deprecation_warnings(raw: Any, smap: SourceMap) -> list[Problem]:
+    """An old spelling of format version 1 (a field's :class:`Renamed`), located at the value as written.
+
+    The model has already read it as its new spelling; only the data as written (``raw``, with the source map
+    keyed by the same paths) still knows where it was, so the warning is made here rather than in the model's
+    validator, which sees the value but not its place in the file. Only the paths of fields with old spellings
+    are visited, not the whole spec."""
+    problems = []
+    for pattern, renamed in _renamed_fields():
+        for path, value in _values_at(raw, pattern, ()):
+            message = renamed.warning(value)
+            if message is not None:
+                problems.append(smap.problem(path, message))
+    return problems
+
+
+@functools.cache
+def _renamed_fields() -> tuple[tuple[Pattern, Renamed], ...]:
+    """Every field of ClusterSpec (at any depth) with old spellings, and where it is."""
+    found: list[tuple[Pattern, Renamed]] = []
+
+    def walk(tp: Any, pattern: Pattern, metadata: tuple[Any, ...], models: frozenset[type]) -> None:
+        while typing.get_origin(tp) is typing.Annotated:
+            tp, *more = typing.get_args(tp)
+            metadata = (*metadata, *more)
+        found.extend((pattern, meta) for meta in metadata if isinstance(meta, Renamed))
+        origin = typing.get_origin(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel) and tp not in models:
+            for name, field in tp.model_fields.items():
+                walk(field.annotation, (*pattern, name), tuple(field.metadata), models | {tp})
+        elif origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+            for arg in typing.get_args(tp):
+                walk(arg, pattern, (), models)
+        elif origin in (tuple, list) and typing.get_args(tp):
+            walk(typing.get_args(tp)[0], (*pattern, None), (), models)
+        elif origin is dict:
+            walk(typing.get_args(tp)[1], (*pattern, None), (), models)
+
+    walk(ClusterSpec, (), (), frozenset())
+    return tuple(found)
+
+
+def _values_at(data: Any, pattern: Pattern, path: Path) -> Iterator[tuple[Path, Any]]:
+    if not pattern:
+        yield path, data
+        return
+    head, rest = pattern[0], pattern[1:]
+    if head is None:
+        items = enumerate(data) if isinstance(data, list) else data.items() if isinstance(data, dict) else ()
+        for key, item in items:
+            yield from _values_at(item, rest, (*path, key))
+    elif isinstance(data, dict) and head in data:
+        yield from _values_at(data[head], rest, (*path, head))
 
 
 # ------------------------------------------------------------------------------ booleans as numbers

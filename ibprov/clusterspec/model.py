@@ -6,6 +6,7 @@ Rules that relate several objects (names, cabling, GUIDs...) live in :mod:`ibpro
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
@@ -13,10 +14,14 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from ibprov.clusterspec.types import (
     PATTERN_WORDS,
@@ -53,6 +58,45 @@ from ibprov.pkey import (
 Membership = Literal["full", "limited", "both"]
 RailLayout = Literal["node-grouped", "rail-optimized"]
 RoutingEngine = Literal["minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "torus-2QoS", "nue", "dfsssp", "sssp"]
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """Spellings of a field's value that format version 1 once had, each with the one to write now.
+
+    The compatibility promise (docs/spec.md): a spec that validated under an earlier release of the same
+    ``version`` still validates. Put in a field's ``Annotated`` metadata, this reads an old spelling as its new
+    one before the field's own validation, so every model, rule and renderer downstream sees only the new
+    spelling; the loader finds the same metadata and warns where the old spelling was written (FILE:LINE:COL,
+    which only the loader knows), the JSON Schema accepts the old spellings as deprecated, and the reference
+    in docs/spec.md lists them."""
+
+    spellings: tuple[tuple[str, str], ...]  # (old, new), in the order the reference lists them
+
+    def new_spelling(self, value: Any) -> Any:
+        """``value`` as written now (anything but an old spelling unchanged)."""
+        if isinstance(value, str):
+            for old, new in self.spellings:
+                if value == old:
+                    return new
+        return value
+
+    def warning(self, value: Any) -> str | None:
+        """The deprecation message for ``value`` as written, or None when it is no old spelling."""
+        if isinstance(value, str):
+            for old, new in self.spellings:
+                if value == old:
+                    return f"{old!r} is deprecated, write {new!r}"
+        return None
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_before_validator_function(self.new_spelling, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        current = handler(schema)
+        words = ", ".join(f"{old} (write {new})" for old, new in self.spellings)
+        old = {"enum": [old for old, _ in self.spellings], "deprecated": True, "description": f"renamed: {words}"}
+        return {"anyOf": [current, old]}
 
 
 GroupName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=63)]
@@ -656,6 +700,11 @@ ErrorCounter = Literal[
 LatencyTest = Literal["ib_write_lat", "ib_send_lat", "ib_read_lat", "ib_atomic_lat"]
 BandwidthTest = Literal["ib_write_bw", "ib_send_bw", "ib_read_bw", "ib_atomic_bw"]
 PairSchedule = Literal["quick", "all-pairs", "rail-aware", "route-aware"]
+# format version 1 before verify --perf (c0efb4a..d508650) had three schedules, named for how they pair nodes:
+# ring (each node with the next: every node tested once, cheaply) is quick, which tests every HCA port at least
+# once; all (all pairs) is all-pairs; leaf_spread (pairs across leaves, so that traffic crosses the spines) is
+# route-aware, which loads every inter-switch link direction (what examples/fat-tree.yaml moved to).
+PAIRS_RENAMED = Renamed((("ring", "quick"), ("all", "all-pairs"), ("leaf_spread", "route-aware")))
 
 
 def _latency_defaults() -> dict[LatencyTest, float]:
@@ -678,7 +727,7 @@ class Acceptance(Strict):
         description="Per-counter limits (defaults: rdma-core's error_thresholds); keys you give override.",
     )
     soak_seconds: int = Field(0, ge=0, description="Clear counters, wait, read again (0 = no soak).")
-    pairs: PairSchedule = Field(
+    pairs: Annotated[PairSchedule, PAIRS_RENAMED] = Field(
         "route-aware",
         description=(
             "perftest pair schedule (verify --perf): quick (every HCA port at least once), all-pairs (round "
@@ -785,6 +834,7 @@ __all__ = [
     "QosMatchRule",
     "QosTables",
     "Rail",
+    "Renamed",
     "Scheduler",
     "SlurmTopology",
     "SmInstance",
