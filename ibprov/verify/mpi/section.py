@@ -47,17 +47,39 @@ def mpi_facts(plan: MpiPlan, obs: MpiObservation) -> MpiFacts:
 
 
 def mpi_notes(plan: MpiPlan, obs: MpiObservation) -> list[str]:
-    """What the report notes: an expected fall-back to TCP everywhere, and what the ringtest measures."""
+    """What the report notes: an expected fall-back to TCP everywhere, the lines of ucx_info -d that are not its
+    output, and what the ringtest measures."""
     notes = []
     if plan.no_rdma:
         fallbacks = [fallback_text(h, obs.hosts[h]) for h in plan.hosts if h in obs.hosts and obs.hosts[h].ucx]
         fallbacks = [f for f in fallbacks if "would fall back" in f]
         if fallbacks and not _with_verbs(obs):
             notes.append(f"{plan.no_rdma}: every node falls back to TCP, as expected (the MPI limits are not judged)")
+    notes += ucx_notes(plan, obs)
     if ran_benchmark(plan, obs) == RINGTEST:
         notes.append(
             "benchmark: mpi4py's ringtest between two ranks (a ping-pong; no OSU micro-benchmarks on the nodes): "
             "latency is half a round trip, bandwidth the ping-pong rate, below osu_bw's streamed rate"
+        )
+    return notes
+
+
+_SHOWN_LINES = 3  # lines of a host's ucx_info -d notes quoted in the report
+
+
+def ucx_notes(plan: MpiPlan, obs: MpiObservation) -> list[str]:
+    """One note per host whose ucx_info -d printed lines that are not its output (UCX warnings, log lines): they
+    were read past; the first few are quoted."""
+    notes = []
+    for host in plan.hosts:
+        h = obs.hosts.get(host)
+        if h is None or h.ucx is None or not h.ucx.notes:
+            continue
+        lines = h.ucx.notes
+        more = f" (and {len(lines) - _SHOWN_LINES} more)" if len(lines) > _SHOWN_LINES else ""
+        notes.append(
+            f"{host}: ucx_info -d printed {len(lines)} line{'s' * (len(lines) != 1)} besides its output (read past): "
+            f"{'; '.join(lines[:_SHOWN_LINES])}{more}"
         )
     return notes
 

@@ -1,9 +1,11 @@
-"""Shared pieces of the verify --mpi unit tests: a small spec, its plan, the real captures in tests/data/mpi and a
-perfect observation built from them."""
+"""Shared pieces of the verify --mpi unit tests: a small spec, its plan, the real captures in tests/data/mpi (and
+ucx_info -d's in tests/fixtures/ucx_info) and a perfect observation built from them."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from captures import read_capture
 
 from ibprov.clusterspec import load_spec_text
 from ibprov.probes import mpi4py_bench, osu, ucx_info
@@ -46,8 +48,10 @@ def plan_of(extra: str = "", **kw: object) -> MpiPlan:
     return build_mpi_plan(load_spec_text(SPEC % {"extra": extra}, "mpi.yaml"), **kw)  # type: ignore[arg-type]
 
 
-RDMA_UCX = ucx_info.parse(capture("ucx_info_d_mlx5_ucx1.16.txt"))
-NO_RDMA_UCX = ucx_info.parse(capture("ucx_info_d_no_rdma_debian12.txt"))
+RDMA_UCX_TEXT = read_capture("ucx_info/ucx1.16.0-rhel8.9-cx6-partial.txt")  # UCX 1.16, ConnectX-6
+NO_RDMA_UCX_TEXT = read_capture("ucx_info/ucx1.13.1-debian12-no-rdma.txt")  # UCX 1.13.1, no RDMA device
+RDMA_UCX = ucx_info.parse(RDMA_UCX_TEXT)
+NO_RDMA_UCX = ucx_info.parse(NO_RDMA_UCX_TEXT)
 TOOLS = Tools(mpirun="/usr/bin/mpirun", mpi4py="3.1.4")
 OSU_TOOLS = Tools(mpirun="/usr/bin/mpirun", osu_latency="/opt/osu/osu_latency", osu_bw="/opt/osu/osu_bw")
 

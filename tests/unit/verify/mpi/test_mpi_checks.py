@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from captures import read_capture
 from mpikit import NO_RDMA_UCX, TOOLS, healthy_host, osu_run, perfect, plan_of, ring_tcp_run
 
+from ibprov.probes import ucx_info
 from ibprov.report.model import Severity
 from ibprov.verify.mpi.checks import FAMILIES
 from ibprov.verify.mpi.observation import HostMpi, MpiObservation, MpiRun
@@ -77,6 +79,17 @@ def test_a_node_with_only_tcp_and_shared_memory_would_fall_back() -> None:
     allowed = plan_of("  forbid_tcp: false")
     obs = with_host(perfect(allowed), replace(healthy_host(allowed, "cn02"), ucx=NO_RDMA_UCX))
     assert [(f[0], f[1]) for f in findings(allowed, obs)] == [("mpi.verbs_transports", str(Severity.WARNING))]
+
+
+def test_an_old_ucx_with_a_warning_is_judged_and_the_warning_is_a_note() -> None:
+    warning = "[1700000000.123456] [cn02:1234 :0]  ucp_context.c:1234 UCX  WARN  unused env variable: UCX_IB_SL"
+    old = read_capture("ucx_info/ucx1.6-ompi4.0.2-centos7.6-mlx5.txt")  # one Transport: tcp, two Device lines
+    ucx = ucx_info.parse(warning + "\n" + old)
+    obs = with_host(perfect(PLAN), replace(healthy_host(PLAN, "cn02"), ucx=ucx))
+    assert findings(PLAN, obs) == []  # its rail mlx5_0:1 has rc, rc_mlx5, dc_mlx5, ud, ud_mlx5 and cm
+    assert list(check_mpi(PLAN, obs).notes) == [
+        f"cn02: ucx_info -d printed 1 line besides its output (read past): line 1: {warning}"
+    ]
 
 
 def test_verbs_on_another_port_than_the_rail_is_a_fall_back_on_that_rail() -> None:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from mpikit import OSU_TOOLS, TOOLS, capture, plan_of
+from mpikit import OSU_TOOLS, RDMA_UCX_TEXT, TOOLS, capture, plan_of
 
 from ibprov.probes.mpiconf import Tools
 from ibprov.report import to_json
@@ -24,7 +24,6 @@ PLAN = plan_of()
 
 
 def probe_stdout(ucx: str, env: str = "", tools: str = "/usr/bin/mpirun\nmpi4py 3.1.4") -> str:
-    body = ucx.split("\n", 1)[1]  # without the capture's source line
     return "\n".join(
         [
             "@@ibprov-mpi ucx.conf",
@@ -38,7 +37,7 @@ def probe_stdout(ucx: str, env: str = "", tools: str = "/usr/bin/mpirun\nmpi4py 
             "@@ibprov-mpi env",
             env,
             "@@ibprov-mpi ucx_info",
-            body,
+            ucx,
             "@@ibprov-mpi tools",
             tools,
         ]
@@ -46,7 +45,7 @@ def probe_stdout(ucx: str, env: str = "", tools: str = "/usr/bin/mpirun\nmpi4py 
 
 
 def test_a_probe_outcome_becomes_the_hosts_observation() -> None:
-    done = HostOutcome("ok", {"stdout": probe_stdout(capture("ucx_info_d_mlx5_ucx1.16.txt"), env="UCX_IB_SL=1")})
+    done = HostOutcome("ok", {"stdout": probe_stdout(RDMA_UCX_TEXT, env="UCX_IB_SL=1")})
     host = observe_host(PLAN, "cn01", done)
     assert host.ucx_conf == PLAN.ucx
     assert host.mca == {"openmpi": {**PLAN.mca, "btl_base_warn_component_unused": "0"}}

@@ -1,11 +1,12 @@
-"""The parsers of verify --mpi on real captures (tests/data/mpi, each with its source): ucx_info -d from an RDMA
+"""The parsers of verify --mpi on real captures (tests/data/mpi and tests/fixtures/ucx_info, each with its source;
+every UCX version's ucx_info -d in tests/unit/probes/test_ucx_info.py): ucx_info -d from an RDMA
 host (UCX 1.16, ConnectX-6) and from a host without RDMA (Debian 12, UCX 1.13.1), osu_latency / osu_bw from an
 HDR cluster, mpi4py's ringtest from Debian 12 Open MPI."""
 
 from __future__ import annotations
 
 import pytest
-from mpikit import capture
+from mpikit import NO_RDMA_UCX_TEXT, RDMA_UCX_TEXT, capture
 
 from ibprov.probes import mpi4py_bench, osu, ucx_info
 from ibprov.probes._text import ParseError
@@ -21,7 +22,7 @@ from ibprov.probes.mpiconf import (
 
 
 def test_ucx_info_of_an_rdma_host_lists_verbs_transports_on_its_port() -> None:
-    info = ucx_info.parse(capture("ucx_info_d_mlx5_ucx1.16.txt"))
+    info = ucx_info.parse(RDMA_UCX_TEXT)
     assert info.transports_on("mlx5_0:1") == ("dc_mlx5", "rc_verbs", "rc_mlx5", "ud_verbs", "ud_mlx5")
     assert [r.transport for r in info.verbs] == ["dc_mlx5", "rc_verbs", "rc_mlx5", "ud_verbs", "ud_mlx5"]
     assert {r.memory_domain for r in info.verbs} == {"mlx5_0"}
@@ -30,7 +31,7 @@ def test_ucx_info_of_an_rdma_host_lists_verbs_transports_on_its_port() -> None:
 
 
 def test_ucx_info_of_a_host_without_rdma_lists_only_tcp_and_shared_memory() -> None:
-    info = ucx_info.parse(capture("ucx_info_d_no_rdma_debian12.txt"))
+    info = ucx_info.parse(NO_RDMA_UCX_TEXT)
     assert info.transports == ("self", "tcp", "sysv", "posix", "cma")
     assert info.verbs == ()
     assert info.transports_on("eth0") == ("tcp",)
@@ -41,8 +42,8 @@ def test_ucx_info_of_a_host_without_rdma_lists_only_tcp_and_shared_memory() -> N
     [
         ("bash: ucx_info: command not found", "not ucx_info -d output"),
         ("#      Transport: rc_mlx5\n#      Transport: ud_mlx5\n#         Device: mlx5_0:1", "has no Device line"),
-        ("#         Device: mlx5_0:1", "outside a transport"),
-        ("# Memory domain: tcp\n#      Transport: tcp", "ends before its Device line"),
+        ("#         Device: mlx5_0:1", "expected a '# Transport:' line before this Device line"),
+        ("# Memory domain: tcp\n#      Transport: tcp", "cut short: the output ends before transport tcp's Device"),
         ("#\n#\n", "no transport listed"),
     ],
 )
