@@ -25,6 +25,7 @@ __all__ = [
     "AnsibleRun",
     "HostOutcome",
     "ansible_runner_run",
+    "failure",
     "host_outcomes",
     "outcome_of",
     "run_module",
@@ -56,6 +57,17 @@ class HostOutcome:
         """The first line of the module's message (or stderr), for error messages."""
         text = str(self.res.get("msg") or self.res.get("stderr") or "").strip()
         return text.splitlines()[0] if text else "no reason given"
+
+
+def failure(outcome: HostOutcome | None, kind: str) -> str | None:
+    """Why ``kind`` (e.g. "the probe") gave a host nothing to read, or None when it ran: no answer, unreachable,
+    or failed with its reason. The one wording of every host section's collection error."""
+    if outcome is None:
+        return f"no answer to {kind}"
+    if outcome.ok:
+        return None
+    reason = outcome.reason()
+    return f"unreachable: {reason}" if outcome.status == "unreachable" else f"{kind} failed: {reason}"
 
 
 def ansible_runner_run(**kwargs: Any) -> Any:

@@ -26,7 +26,7 @@ from ibprov.probes.mpiconf import (
     parse_tools,
     probe_script,
 )
-from ibprov.run.adhoc import AdHoc, AnsibleRun, HostOutcome, ansible_runner_run
+from ibprov.run.adhoc import AdHoc, AnsibleRun, HostOutcome, ansible_runner_run, failure
 from ibprov.verify.mpi.observation import HostMpi, MpiRun, Transport
 from ibprov.verify.mpi.plan import MpiPlan
 
@@ -49,18 +49,9 @@ class MpiCollector(Protocol):
     def run(self, plan: MpiPlan, tools: Tools, transport: Transport) -> MpiRun: ...
 
 
-def _failure(outcome: HostOutcome | None) -> str | None:
-    if outcome is None:
-        return "no answer to the probe"
-    if outcome.ok:
-        return None
-    reason = outcome.reason()
-    return f"unreachable: {reason}" if outcome.status == "unreachable" else f"the probe failed: {reason}"
-
-
 def observe_host(plan: MpiPlan, host: str, done: HostOutcome | None) -> HostMpi:
     """One host's observation from its probe outcome (pure)."""
-    error = _failure(done)
+    error = failure(done, "the probe")
     if error is not None or done is None:
         return HostMpi(host, error=error or "not collected")
     sections = parse_probe(str(done.res.get("stdout", "")))

@@ -23,7 +23,7 @@ from ibprov.probes.hostprobe import (
     parse_stack_version,
 )
 from ibprov.resources import roles_dir
-from ibprov.run.adhoc import AdHoc, AnsibleRun, HostOutcome, ansible_runner_run
+from ibprov.run.adhoc import AdHoc, AnsibleRun, HostOutcome, ansible_runner_run, failure
 from ibprov.verify.nodes.observation import HostObservation
 
 __all__ = ["AnsibleNodeCollector", "NodeCollector", "observe_host"]
@@ -36,20 +36,11 @@ class NodeCollector(Protocol):
     def collect(self, hosts: Sequence[str]) -> dict[str, HostObservation]: ...
 
 
-def _failure(kind: str, outcome: HostOutcome | None) -> str | None:
-    if outcome is None:
-        return f"no answer to {kind}"
-    if outcome.ok:
-        return None
-    reason = outcome.reason()
-    return f"unreachable: {reason}" if outcome.status == "unreachable" else f"{kind} failed: {reason}"
-
-
 def observe_host(host: str, ib_facts_done: HostOutcome | None, probe_done: HostOutcome | None) -> HostObservation:
     """One host's observation from its ib_facts and probe outcomes (pure)."""
-    error = _failure("ib_facts", ib_facts_done)
+    error = failure(ib_facts_done, "ib_facts")
     if error is None:
-        error = _failure("the probe", probe_done)
+        error = failure(probe_done, "the probe")
     if error is not None or ib_facts_done is None or probe_done is None:
         return HostObservation(host, error=error or "not collected")
     sections = parse_probe(str(probe_done.res.get("stdout", "")))

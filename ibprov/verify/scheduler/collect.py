@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.probes.slurm import PROBE_SCRIPT, SlurmView, parse_view
-from ibprov.run.adhoc import AdHoc, AnsibleRun, HostOutcome, ansible_runner_run
+from ibprov.run.adhoc import AdHoc, AnsibleRun, ansible_runner_run, failure
 from ibprov.run.inventory import host_inventory
 
 __all__ = ["AnsibleSlurm", "CommandResult", "Slurm", "controller_inventory"]
@@ -51,15 +51,6 @@ def controller_inventory(loaded: LoadedSpec) -> dict[str, Any]:
         if scheduler.controller_user:
             entry["ansible_user"] = scheduler.controller_user
     return inventory
-
-
-def _failure(outcome: HostOutcome | None) -> str | None:
-    if outcome is None:
-        return "no answer from Ansible"
-    if outcome.ok:
-        return None
-    reason = outcome.reason()
-    return f"unreachable: {reason}" if outcome.status == "unreachable" else f"the Slurm probe failed: {reason}"
 
 
 def run_script(commands: Sequence[Sequence[str]]) -> str:
@@ -111,7 +102,7 @@ class AnsibleSlurm:
     def _shell(self, script: str) -> tuple[str | None, str]:
         done = self.ansible.module([self.controller], "ansible.builtin.shell", {"cmd": script})
         outcome = done.get(self.controller)
-        error = _failure(outcome)
+        error = failure(outcome, "the Slurm probe")
         return error, str(outcome.res.get("stdout", "")) if outcome is not None else ""
 
     def view(self) -> SlurmView:
