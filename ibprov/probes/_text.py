@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from ibprov.errors import CollectError
 
-__all__ = ["ParseError", "frozen", "hex_int", "lines", "probe_sections"]
+__all__ = ["ParseError", "frozen", "hex_int", "lines", "note", "probe_sections"]
 
 _SHOWN = 200  # longest offending line quoted in a message
 
@@ -37,12 +37,23 @@ class ParseError(CollectError):
         super().__init__(message)
 
 
-def lines(tool: str, text: str) -> Iterator[tuple[int, str]]:
+def note(line_no: int, line: str) -> str:
+    """How a line a reader does not know is kept on its result (``notes``): ``line N: TEXT``."""
+    text = line.strip()
+    return f"line {line_no}: {text if len(text) <= _SHOWN else text[:_SHOWN] + '...'}"
+
+
+def lines(tool: str, text: str, notes: list[str] | None = None) -> Iterator[tuple[int, str]]:
     """Yield ``(line_no, line)`` for each line worth reading: blank lines and ``ibwarn:`` warnings are
-    skipped, trailing whitespace is dropped, and an ``ibpanic:``/``iberror:`` line raises ParseError."""
+    skipped (appended to ``notes`` with :func:`note` when a list is given), trailing whitespace is dropped,
+    and an ``ibpanic:``/``iberror:`` line raises ParseError."""
     for line_no, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip()
-        if not line.strip() or _NOISE.match(line):
+        if not line.strip():
+            continue
+        if _NOISE.match(line):
+            if notes is not None:
+                notes.append(note(line_no, line))
             continue
         if _FATAL.match(line):
             raise ParseError(tool, line_no, line, "the tool reported a failure")
