@@ -268,13 +268,26 @@ def twin_up(spec: Path) -> None:
 @click.argument("spec", type=click.Path(path_type=Path))
 @handles_errors
 def twin_status(spec: Path) -> None:
-    """What of the twin rack of SPEC runs, which nodes are simulated HCAs only, and the faults injected."""
+    """What of the twin rack of SPEC runs, which nodes are simulated HCAs only, the faults injected, and who holds
+    ibsim's ten client slots (those of processes that are gone are taken back)."""
     # lazy: the twin (podman) only for its commands; `ibprov --help` starts without them
     from ibprov.clusterspec import load_spec
-    from ibprov.twin.rack import status
+    from ibprov.twin.keeper import slot_report
+    from ibprov.twin.rack import RackError, load_state, status
 
-    for line in status(load_spec(spec)):
+    loaded = load_spec(spec)
+    for line in status(loaded):
         click.echo(line)
+    try:
+        state = load_state(loaded)
+    except RackError:
+        return  # no rack: status said so
+    try:
+        lines = slot_report(state).lines()
+    except RackError as exc:
+        lines = [f"ibsim client slots: unknown ({exc})"]
+    for line in lines:
+        click.echo(f"  {line}")
 
 
 @twin.command("fault", context_settings={"ignore_unknown_options": True})

@@ -26,12 +26,14 @@ Every name carries the cluster and a run id, so twins of different specs (and te
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -308,6 +310,7 @@ def up(loaded: LoadedSpec, *, base: Path | None = None, say: Callable[[str], Non
             missing = {state.ibsim}
         if not missing:
             say(f"twin rack of {state.cluster} is up (reused): {len(state.nodes)} node containers on {state.network}")
+            start_keeper(state)
             return state
         say(f"twin rack of {state.cluster}: {len(missing)} container(s) gone, rebuilding")
         down(loaded, base=base)
@@ -350,6 +353,7 @@ def up(loaded: LoadedSpec, *, base: Path | None = None, say: Callable[[str], Non
     (path / LIMITS_FILE).write_text(limits.to_json())
     (path / "twin.net").write_text(twin.text)
     state.save()
+    start_keeper(state)
     return state
 
 
@@ -463,6 +467,50 @@ def status(loaded: LoadedSpec, *, base: Path | None = None) -> list[str]:
     return out
 
 
+KEEPER_PID = "keeper.pid"
+
+
+def _keeper_pid(path: Path) -> int | None:
+    """The pid of the rack's slot keeper while it runs (its pid file names a live ``ibprov.twin.keeper``)."""
+    try:
+        pid = int((path / KEEPER_PID).read_text().split()[0])
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if b"ibprov.twin.keeper" in cmdline else None
+
+
+def start_keeper(state: RackState) -> int:
+    """Start the rack's slot keeper (:mod:`ibprov.twin.keeper`) unless it runs; its pid."""
+    if (pid := _keeper_pid(state.path)) is not None:
+        return pid
+    with (state.path / "keeper.log").open("ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ibprov.twin.keeper", str(state.path)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    (state.path / KEEPER_PID).write_text(f"{proc.pid}\n")
+    return proc.pid
+
+
+def stop_keeper(path: Path) -> bool:
+    """Stop the rack's slot keeper by the pid it recorded (never another process)."""
+    pid = _keeper_pid(path)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _keeper_pid(path) == pid:
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        if _keeper_pid(path) == pid:
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # our child when this process started it: no zombie left
+    (path / KEEPER_PID).unlink(missing_ok=True)
+    return True
+
+
 def stop_rogue(path: Path) -> bool:
     """Stop the rogue OpenSM a `twin fault rogue-sm` started on this host (by the PID it recorded)."""
     pidfile = path / "rogue-opensm.pid"
@@ -486,6 +534,8 @@ def down(loaded: LoadedSpec, *, base: Path | None = None) -> list[str]:
     started (a rogue SM); nothing else."""
     path = state_dir(loaded.spec.cluster.name, base)
     removed: list[str] = []
+    if stop_keeper(path):
+        removed.append("the slot keeper")
     if stop_rogue(path):
         removed.append("the rogue OpenSM")
     if (path / STATE_FILE).is_file():

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ibprov.clusterspec.units import Speed
 from ibprov.errors import CollectError
+from ibprov.twin.slots import SlotReport, reclaim
 from ibprov.twinnet.limits import SIM_SPEEDS, SIMULATOR
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
@@ -145,13 +146,35 @@ class SimFabric:
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
-            raise SimError(f"{argv[0]} did not finish within {timeout:g}s on the twin") from exc
+            freed = self.slots().freed  # the killed diag never gave its ibsim client slot back
+            back = f" (its ibsim client slot taken back: {len(freed)} freed)" if freed else ""
+            raise SimError(f"{argv[0]} did not finish within {timeout:g}s on the twin{back}") from exc
 
     def console(self, command: str) -> None:
         """Send one ibsim console command (Unlink, Link, PerformanceSet, Error, ...)."""
         assert self.proc.stdin is not None
         self.proc.stdin.write(command.encode() + b"\n")
         self.proc.stdin.flush()
+
+    def ask(self, command: str, timeout: float = 10.0) -> str:
+        """Send one console command and return what ibsim printed for it (up to its next prompt)."""
+        offset = self.output.stat().st_size
+        self.console(command)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.output.open("rb") as f:
+                f.seek(offset)
+                text = f.read().decode(errors="replace")
+            if "sim> " in text:
+                return text
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                state = "exited" if self.proc.poll() is not None else f"did not answer within {timeout:g} s"
+                raise SimError(f"ibsim's console {state} after {command!r} (got {text[-200:]!r})")
+            time.sleep(0.05)
+
+    def slots(self, *, free: bool = True) -> SlotReport:
+        """Who holds ibsim's client slots; (``free``) the slots of processes that are gone taken back."""
+        return reclaim(self.ask, free=free)
 
     def start_opensm(
         self, sim_host: str, config: Path | None = None, args: Sequence[str] = (), name: str = "opensm"
