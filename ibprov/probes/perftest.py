@@ -41,7 +41,9 @@ can be merged line by line (superbench loopback logs).
 parsed strictly: an unknown table header, a row that does not fit the table, a known key with a malformed value,
 a row before any table header or a second, different test raise :class:`ParseError`. Any other line is kept as
 a :class:`Message` (``error``/``warning``/``note``): perftest and the libraries under it print hundreds of
-different diagnostics, and a capture may carry shell prompts. Text with neither structure nor an error or
+different diagnostics, and a capture may carry shell prompts. :attr:`PerftestResult.notes` shows them as every
+reader's notes (``line N: TEXT``); a line inserted anywhere (a UCX log line, an Open MPI banner and its 74-dash
+rule, a driver warning) changes the messages and notes only. Text with neither structure nor an error or
 warning raises ParseError. ``complete`` means rows were printed and a rule followed the last one; an aborted run
 stops without it.
 
@@ -64,7 +66,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from ibprov.probes._text import ParseError, lines
+from ibprov.probes._text import ParseError, lines, note
 
 __all__ = [
     "TOOLS",
@@ -203,6 +205,12 @@ class PerftestResult:
         if self.latency:
             return "lat"
         return self.setup.kind
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Every line that is not part of the report, as ``line N: TEXT`` (the convention of every reader):
+        :attr:`messages` without their level."""
+        return tuple(note(message.line_no, message.text) for message in self.messages)
 
     @property
     def errors(self) -> tuple[Message, ...]:
@@ -345,7 +353,8 @@ def _title_pattern(sep: str) -> re.Pattern[str]:
 
 _TITLE = _title_pattern(" ")
 _JSON_TITLE = _title_pattern("_")
-_RULE = re.compile(r"^-{20,}$")
+# 87 dashes (163 per port), 66 in old releases; Open MPI's banner rule (74 dashes) is not one of perftest's
+_RULE = re.compile(r"^(?:-{60,70}|-{80,})$")
 _STARS = re.compile(r"^\*+$")
 _BANNER = re.compile(r"^\* Waiting for client to connect\.\.\. \*$")
 _RDMA_CM_WAIT = re.compile(r"^Waiting for client rdma_cm QP to connect$")
@@ -684,8 +693,13 @@ def parse(text: str, *, tool: str = TOOL) -> PerftestResult:
     """Read the text output (stdout, or stdout and stderr merged) of one perftest run, or of a server's and a
     client's merged. ``tool`` names the tool in a ParseError (a collector registers one per executable)."""
     reader = _Reader(tool)
-    for line_no, line in lines(tool, text):
+    skipped: list[str] = []  # "WARN: ..." / "ibwarn: ..." lines: warnings
+    for line_no, line in lines(tool, text, skipped):
         reader.feed(line_no, line)
+    for shown in skipped:
+        where, _, rest = shown.partition(": ")
+        reader.messages.append(Message(int(where.removeprefix("line ")), rest, "warning"))
+    reader.messages.sort(key=lambda message: message.line_no)
     return reader.result()
 
 
