@@ -21,6 +21,7 @@ connection).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,7 @@ def client_argv(server: str, port: int, seconds: int) -> tuple[str, ...]:
     return ("iperf3", "-c", server, "-p", str(port), "-t", str(seconds), "-J")
 
 
+_END = re.compile(r'^\s*"end":\s*\{')  # the report's end object (an interval's "end" is a number)
 _EXPECTED = "an iperf3 -J report (a JSON object with start and end, or error)"
 
 
@@ -108,7 +110,7 @@ def parse(text: str) -> IperfResult:
     end = data["end"] if isinstance(data.get("end"), dict) else {}
     sent, received = end.get("sum_sent"), end.get("sum_received")
     if error is None and not (isinstance(sent, dict) and isinstance(received, dict)):
-        line_no = next((n for n, row in enumerate(text.split("\n"), start=1) if '"end"' in row), first)
+        line_no = next((n for n, row in enumerate(text.split("\n"), start=1) if _END.match(row)), first)
         raise ParseError(
             TOOL,
             line_no,
