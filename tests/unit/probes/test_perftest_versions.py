@@ -1,0 +1,86 @@
+"""perftest's text reader and the notes convention on every real capture (tests/fixtures/perftest: 15 captures of
+perftest layouts from before 2016-07 to 24.04, each with its source; their values are checked one by one in
+tests/unit/verify/test_collect_perftest.py): the lines that are not the report are its messages and its notes
+(``line N: TEXT``), and inserting warning or log lines anywhere changes nothing else. perftest 6.06's own
+failure without an RDMA device (tests/fixtures/perftest-errors, produced here) is a result with its error."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from captures import capture_names, read_capture
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mpinoise import MPI_NOISE
+from noiselines import insert, noted, shown
+
+from ibprov.probes import perftest
+from ibprov.probes.perftest import Message, PerftestResult
+
+CAPTURES = capture_names("perftest/*.txt")
+CPU = "Conflicting CPU frequency values detected: 1200.535000 != 1251.336000. CPU Frequency is not max."
+
+
+def bare(result: PerftestResult) -> PerftestResult:
+    """The result without the lines that are not the report."""
+    return replace(result, messages=())
+
+
+def test_the_notes_are_the_messages_as_every_reader_shows_them() -> None:
+    """A RoCE ib_write_bw client over rdma_cm (NVIDIA/deepops docs; layout before 4.5: no PCIe relax order line):
+    the 'Conflicting CPU frequency' warning between the table header and its row is a warning and a note."""
+    result = perftest.parse(read_capture("perftest/roce100-cx5-ib_write_bw-client-rdmacm-deepops.txt"))
+    assert result.notes == (f"line 20: {CPU}",)
+    assert result.warnings == (Message(20, CPU, "warning"),)
+    assert (result.complete, result.setup.gid_index, len(result.bandwidth)) == (True, 3, 1)
+
+
+def test_an_ibwarn_line_is_a_warning_and_a_note_in_its_place() -> None:
+    lines = read_capture("perftest/edr100-ib_read_bw-client.txt").split("\n")
+    noisy = insert(lines, [(3, "ibwarn: [1234] mad_rpc: _do_madrpc failed; dport (Lid 5)")])
+    result = perftest.parse("\n".join(noisy))
+    assert Message(4, "ibwarn: [1234] mad_rpc: _do_madrpc failed; dport (Lid 5)", "warning") in result.messages
+    assert "line 4: ibwarn: [1234] mad_rpc: _do_madrpc failed; dport (Lid 5)" in result.notes
+    assert bare(result) == bare(perftest.parse("\n".join(lines)))
+
+
+def test_an_open_mpi_banner_rule_is_not_a_perftest_rule() -> None:
+    """An aborted table followed by Open MPI's 74-dash rule stays incomplete (perftest's rule is 87 dashes)."""
+    lines = read_capture("perftest/fdr56-mlx4-ib_send_bw-gbits-client.txt").rstrip("\n").split("\n")
+    aborted = lines[: max(i for i, line in enumerate(lines) if line.strip().startswith("-"))]
+    assert not perftest.parse("\n".join(aborted)).complete
+    result = perftest.parse("\n".join([*aborted, "-" * 74]))
+    assert not result.complete
+    assert result.notes[-1] == f"line {len(aborted) + 1}: {'-' * 74}"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["perftest6.06-debian12-ib_write_bw-no-device.txt", "perftest6.06-debian12-ib_send_lat-no-device.txt"],
+)
+def test_perftest_6_06_without_a_device_is_a_failed_result_with_its_error(name: str) -> None:
+    """perftest 6.06 (Debian 12's 4.5+0.17) on a host without RDMA: three lines, the last one its error."""
+    result = perftest.parse(read_capture(f"perftest-errors/{name}"), tool="ib_write_bw")
+    assert [m.text for m in result.errors] == ["Unable to find the Infiniband/RoCE device"]
+    assert result.notes == (
+        "line 1: Did not detect devices",
+        "line 2: If device exists, check if driver is up",
+        "line 3: Unable to find the Infiniband/RoCE device",
+    )
+    assert (result.ok, result.complete, result.bandwidth, result.latency) == (False, False, (), ())
+
+
+def test_every_capture_is_in_the_property_test() -> None:
+    assert len(CAPTURES) == 15
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(CAPTURES), data=st.data())
+def test_inserted_warning_lines_change_only_the_notes(name: str, data: st.DataObject) -> None:
+    lines = read_capture(name).split("\n")
+    clean = perftest.parse("\n".join(lines))
+    inserts = data.draw(st.lists(st.tuples(st.integers(0, len(lines)), MPI_NOISE), max_size=8), label="inserts")
+    result = perftest.parse("\n".join(insert(lines, inserts)))
+    assert bare(result) == bare(clean)
+    assert noted(result.notes) == sorted([*noted(clean.notes), *shown(inserts)])
