@@ -139,6 +139,7 @@ def observe_run(transport: Transport, tools: Tools, done: HostOutcome | None) ->
         return MpiRun(transport, benchmark, "failed", f"could not launch on the first node: {why}")
     sections = parse_probe(str(done.res.get("stdout", "")))
     results: dict[str, tuple[float, int]] = {}
+    notes: list[str] = []  # lines besides the benchmark's output (UCX and Open MPI warnings): read past, noted
     for what in ("latency", "bandwidth"):
         lines, rc = _split_rc(sections.get(what))
         if rc is None or rc != 0:
@@ -152,10 +153,12 @@ def observe_run(transport: Transport, tools: Tools, done: HostOutcome | None) ->
                 result = osu.parse(text)
                 size, value = result.smallest if what == "latency" else result.largest
                 results[what] = (value, size)
+                notes += [f"{what} run: {n}" for n in result.notes]
             else:
                 ring = mpi4py_bench.parse(text)
                 value = ring.latency_us if what == "latency" else ring.pingpong_mbs
                 results[what] = (value, ring.size)
+                notes += [f"{what} run: {n}" for n in ring.notes]
         except ParseError as exc:
             return MpiRun(transport, benchmark, "failed", f"{what} run: {exc}")
     (lat, lat_size), (bw, bw_size) = results["latency"], results["bandwidth"]
@@ -168,6 +171,7 @@ def observe_run(transport: Transport, tools: Tools, done: HostOutcome | None) ->
         bandwidth_mbs=bw,
         bandwidth_size=bw_size,
         bandwidth_kind="streamed (osu_bw)" if tools.osu else "ping-pong",
+        notes=tuple(notes),
     )
 
 

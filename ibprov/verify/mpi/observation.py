@@ -47,6 +47,7 @@ class MpiRun:
     bandwidth_mbs: float | None = None
     bandwidth_size: int | None = None
     bandwidth_kind: str = ""  # "streamed (osu_bw)" or "ping-pong"
+    notes: tuple[str, ...] = ()  # "latency run: line N: TEXT": lines of the output that are not the benchmark's
 
 
 @dataclass(frozen=True)

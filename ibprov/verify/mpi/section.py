@@ -14,7 +14,7 @@ from typing import Any
 from ibprov.clusterspec import LoadedSpec
 from ibprov.report.model import SectionReport
 from ibprov.run.inventory import nodes_inventory
-from ibprov.verify.mpi.checks import FAMILIES, fallback_text, reached
+from ibprov.verify.mpi.checks import FAMILIES, TRANSPORT_LABEL, fallback_text, reached
 from ibprov.verify.mpi.collect import OSU, RINGTEST, AnsibleMpiCollector, MpiCollector, pair_tools
 from ibprov.verify.mpi.facts import SCHEMA, MpiFacts
 from ibprov.verify.mpi.observation import MpiObservation, MpiRun, Transport
@@ -47,8 +47,8 @@ def mpi_facts(plan: MpiPlan, obs: MpiObservation) -> MpiFacts:
 
 
 def mpi_notes(plan: MpiPlan, obs: MpiObservation) -> list[str]:
-    """What the report notes: an expected fall-back to TCP everywhere, the lines of ucx_info -d that are not its
-    output, and what the ringtest measures."""
+    """What the report notes: an expected fall-back to TCP everywhere, the lines of ucx_info -d and of the MPI runs
+    that are not their output, and what the ringtest measures."""
     notes = []
     if plan.no_rdma:
         fallbacks = [fallback_text(h, obs.hosts[h]) for h in plan.hosts if h in obs.hosts and obs.hosts[h].ucx]
@@ -56,6 +56,7 @@ def mpi_notes(plan: MpiPlan, obs: MpiObservation) -> list[str]:
         if fallbacks and not _with_verbs(obs):
             notes.append(f"{plan.no_rdma}: every node falls back to TCP, as expected (the MPI limits are not judged)")
     notes += ucx_notes(plan, obs)
+    notes += run_notes(obs)
     if ran_benchmark(plan, obs) == RINGTEST:
         notes.append(
             "benchmark: mpi4py's ringtest between two ranks (a ping-pong; no OSU micro-benchmarks on the nodes): "
@@ -80,6 +81,22 @@ def ucx_notes(plan: MpiPlan, obs: MpiObservation) -> list[str]:
         notes.append(
             f"{host}: ucx_info -d printed {len(lines)} line{'s' * (len(lines) != 1)} besides its output (read past): "
             f"{'; '.join(lines[:_SHOWN_LINES])}{more}"
+        )
+    return notes
+
+
+def run_notes(obs: MpiObservation) -> list[str]:
+    """One note per MPI run whose output had lines that are not the benchmark's (UCX warnings, Open MPI banners,
+    loader warnings, merged from stderr): they were read past; the first few are quoted."""
+    notes = []
+    for run in obs.runs:
+        if not run.notes:
+            continue
+        lines = run.notes
+        more = f" (and {len(lines) - _SHOWN_LINES} more)" if len(lines) > _SHOWN_LINES else ""
+        notes.append(
+            f"MPI run {TRANSPORT_LABEL[run.transport]}: {run.benchmark} printed {len(lines)} "
+            f"line{'s' * (len(lines) != 1)} besides its output (read past): {'; '.join(lines[:_SHOWN_LINES])}{more}"
         )
     return notes
 
