@@ -223,39 +223,42 @@ def _pair_runs(ctx: _Ctx, pair: Pair, slot: int, *, round_no: int) -> list[PerfR
 
 def _run_test(ctx: _Ctx, pair: Pair, test: PerfTest, round_no: int, port: int) -> PerfRun:
     t0 = time.monotonic()
-    value, reason = _attempt(ctx, pair, test, port)
+    value, reason, notes = _attempt(ctx, pair, test, port)
     attempts = 1
     if value is None and not ctx.stop.is_set() and "not installed" not in reason:
         retry_port = port + _RETRY_PORT_OFFSET if _port_conflict(reason) else port
-        value, second = _attempt(ctx, pair, test, retry_port)
+        value, second, notes = _attempt(ctx, pair, test, retry_port)
         attempts = 2
         reason = second if value is None else ""
     seconds = time.monotonic() - t0
     if value is None:
-        return PerfRun(pair, test.name, round_no, "failed", reason=reason, attempts=attempts, seconds=seconds)
-    return PerfRun(pair, test.name, round_no, "ok", value=value, attempts=attempts, seconds=seconds)
+        return PerfRun(
+            pair, test.name, round_no, "failed", reason=reason, attempts=attempts, seconds=seconds, notes=notes
+        )
+    return PerfRun(pair, test.name, round_no, "ok", value=value, attempts=attempts, seconds=seconds, notes=notes)
 
 
 def _port_conflict(reason: str) -> bool:
     return any(p in reason.lower() for p in _PORT_IN_USE)
 
 
-def _attempt(ctx: _Ctx, pair: Pair, test: PerfTest, port: int) -> tuple[float | None, str]:
-    """(the measured value, "") or (None, why not)."""
+def _attempt(ctx: _Ctx, pair: Pair, test: PerfTest, port: int) -> tuple[float | None, str, tuple[str, ...]]:
+    """(the measured value, "", notes) or (None, why not, notes): notes are the client's lines that are not
+    perftest's report (warnings merged from stderr), as :attr:`PerftestResult.notes` gives them."""
     plan, remote = ctx.plan, ctx.remote
     server_node, client_node = pair.server.device, pair.client.device
     try:
         server = _start_server(ctx, server_node, perftest_command(plan, test, pair, server=None, port=port), port)
     except RemoteError as err:
-        return None, str(err)
+        return None, str(err), ()
     if isinstance(server, str):
-        return None, server
+        return None, server, ()
     try:
         command = perftest_command(plan, test, pair, server=remote.address(server_node), port=port)
         client = remote.run(client_node, command, plan.timeout_seconds + 10)
         server_done = server.wait(5.0 if client.rc == 0 else 0.5)
     except RemoteError as err:
-        return None, str(err)
+        return None, str(err), ()
     finally:
         _stop(ctx, server)
     return _read_result(test, client, server_done, plan.timeout_seconds)
@@ -297,27 +300,34 @@ def _last_words(done: Completed) -> str:
     return lines[-1] if lines else "no output"
 
 
-def _read_result(test: PerfTest, client: Completed, server: Completed, limit: int) -> tuple[float | None, str]:
+def _read_result(
+    test: PerfTest, client: Completed, server: Completed, limit: int
+) -> tuple[float | None, str, tuple[str, ...]]:
     if client.timed_out or client.rc == 124:
-        return None, f"client did not finish within {limit} s (stopped)"
+        return None, f"client did not finish within {limit} s (stopped)", ()
     if client.rc == 127:
-        return None, f"{test.tool} not installed on the client: {_last_words(client)}"
+        return None, f"{test.tool} not installed on the client: {_last_words(client)}", ()
     try:
         result = perftest.parse(client.stdout + ("\n" + client.stderr if client.rc else ""), tool=test.tool)
     except ParseError as err:
         why = _last_words(client) if client.rc else str(err)
         server_why = f"; server: {_last_words(server)}" if server.rc not in (0, None) else ""
-        return None, f"client exited {client.rc}: {why}{server_why}"
+        return None, f"client exited {client.rc}: {why}{server_why}", ()
+    value, reason = _value(test, result, client.rc)
+    return value, reason, result.notes
+
+
+def _value(test: PerfTest, result: perftest.PerftestResult, rc: int | None) -> tuple[float | None, str]:
     if result.errors:
         return None, f"{test.tool}: {result.errors[0].text}"
     if test.kind == "bw":
         rows = [row for row in result.bandwidth if row.bytes == test.size]
         if not rows:
-            return None, f"{test.tool} printed no result row for {test.size} bytes (exit {client.rc})"
+            return None, f"{test.tool} printed no result row for {test.size} bytes (exit {rc})"
         return rows[-1].bw_average_gbps, ""
     lat = [row for row in result.latency if row.bytes == test.size]
     if not lat:
-        return None, f"{test.tool} printed no result row for {test.size} bytes (exit {client.rc})"
+        return None, f"{test.tool} printed no result row for {test.size} bytes (exit {rc})"
     row = lat[-1]
     if row.unit != "usec":
         return None, f"{test.tool} reported {row.unit}, not microseconds"
@@ -366,5 +376,5 @@ def _tcp_run(ctx: _Ctx, pair: Pair, slot: int) -> TcpRun:
     except ParseError as err:
         return TcpRun(pair, "failed", reason=f"iperf3 exited {client.rc}: {_last_words(client) or err}", over=over)
     if not result.ok:
-        return TcpRun(pair, "failed", reason=f"iperf3: {result.error}", over=over)
-    return TcpRun(pair, "ok", gbps=result.received_gbps, over=over, retransmits=result.retransmits)
+        return TcpRun(pair, "failed", reason=f"iperf3: {result.error}", over=over, notes=result.notes)
+    return TcpRun(pair, "ok", gbps=result.received_gbps, over=over, retransmits=result.retransmits, notes=result.notes)

@@ -33,6 +33,7 @@ class PerfRun:
     reason: str = ""  # failed or skipped: why
     attempts: int = 0  # perftest runs (a failed run is retried once)
     seconds: float = 0.0  # wall time of the attempts
+    notes: tuple[str, ...] = ()  # the client's lines that are not perftest's report ("line N: TEXT"), last attempt
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class TcpRun:
     reason: str = ""
     over: str = ""  # "IPoIB ib0 (10.30.0.2)", "the twin's container network (10.89.0.5), not IPoIB"
     retransmits: int | None = None
+    notes: tuple[str, ...] = ()  # lines of the client's output around iperf3's JSON report ("line N: TEXT")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from ibprov.report.model import SectionReport
 from ibprov.routing.model import from_discovery
 from ibprov.verify.fabric.commands import diag_runner
 from ibprov.verify.perf.baseline import Baseline, BaselineEntry, baseline_text, load_baseline
-from ibprov.verify.perf.checks import FAMILIES, run_object
+from ibprov.verify.perf.checks import FAMILIES, run_object, tcp_object
 from ibprov.verify.perf.collect import collect
 from ibprov.verify.perf.facts import SCHEMA, PerfFacts, perf_facts
 from ibprov.verify.perf.observation import PerfObservation
@@ -48,7 +48,8 @@ OVER_SSH = "each node (SSH)"  # where perf collects
 
 
 def perf_notes(plan: PerfPlan, obs: PerfObservation) -> list[str]:
-    """What the report notes: the twin's missing data path, why runs were skipped, an interruption."""
+    """What the report notes: the twin's missing data path, why runs were skipped, the lines a client printed
+    besides its tool's report, an interruption."""
     notes = []
     if plan.twin:
         notes.append(
@@ -57,8 +58,29 @@ def perf_notes(plan: PerfPlan, obs: PerfObservation) -> list[str]:
         )
     reasons = Counter(r.reason for r in obs.runs if r.status == "skipped")
     notes += [f"skipped: {reason} ({n} perftest run{'s' * (n != 1)})" for reason, n in sorted(reasons.items())]
+    notes += output_notes(obs)
     if obs.interrupted:
         notes.append("interrupted (Ctrl-C): the runs not done are skipped; every server started was stopped")
+    return notes
+
+
+_SHOWN_LINES = 3  # lines of a run's notes quoted in the report
+
+
+def output_notes(obs: PerfObservation) -> list[str]:
+    """One note per perftest or iperf3 run whose client printed lines that are not the tool's report (warnings,
+    log lines merged from stderr): they were read past; the first few are quoted."""
+    noted = [(run_object(r.pair, r.test), r.notes) for r in obs.runs]
+    noted += [(tcp_object(t.pair), t.notes) for t in obs.tcp]
+    notes = []
+    for what, lines in noted:
+        if not lines:
+            continue
+        more = f" (and {len(lines) - _SHOWN_LINES} more)" if len(lines) > _SHOWN_LINES else ""
+        notes.append(
+            f"{what}: the client printed {len(lines)} line{'s' * (len(lines) != 1)} besides the report (read past): "
+            f"{'; '.join(lines[:_SHOWN_LINES])}{more}"
+        )
     return notes
 
 
