@@ -5,7 +5,10 @@ pure.
 
 Files are ``KEY=VALUE`` (ucx.conf, nccl.conf) or ``key = value`` (openmpi-mca-params.conf) lines; ``#``
 comments and blank lines are read past, any other line is a ParseError (the file is not what the role wrote
-and not what UCX/Open MPI/NCCL read either).
+and not what UCX/Open MPI/NCCL read either: a configuration file, not a tool's output, so no line of it is
+noise). The ``tools`` section is output: a line in it that is neither a tool's path nor ``mpi4py VERSION`` is a
+note on :class:`Tools` (proven on the section as Debian 12's Open MPI 4.1.4 and mpi4py 3.1.4 print it, with
+and without bash's locale warning: tests/fixtures/mpiconf).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ibprov.probes._text import ParseError, probe_sections
+from ibprov.probes._text import ParseError, note, probe_sections
 
 __all__ = [
     "MARK",
@@ -104,6 +107,7 @@ class Tools:
     osu_latency: str | None = None
     osu_bw: str | None = None
     mpi4py: str | None = None  # its version
+    notes: tuple[str, ...] = ()  # "line N: TEXT" for each line of the section that is none of the above
 
     @property
     def osu(self) -> bool:
@@ -111,16 +115,20 @@ class Tools:
 
 
 def parse_tools(text: str) -> Tools:
+    """The ``tools`` section: ``command -v`` paths and ``mpi4py VERSION``. Any other line (a shell's locale
+    warning, a login banner: the probe merges stderr) is a note on the result, never a tool."""
     found: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("mpi4py "):
+    notes: list[str] = []
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        name = line.rsplit("/", 1)[-1]
+        if line.startswith("mpi4py ") and len(line.split()) == 2:
             found["mpi4py"] = line.split(None, 1)[1]
-        elif line.startswith("/"):
-            name = line.rsplit("/", 1)[-1]
-            if name in ("mpirun", "osu_latency", "osu_bw"):
-                found.setdefault(name, line)
-    return Tools(found.get("mpirun"), found.get("osu_latency"), found.get("osu_bw"), found.get("mpi4py"))
+        elif line.startswith("/") and " " not in line and name in ("mpirun", "osu_latency", "osu_bw"):
+            found.setdefault(name, line)
+        elif line:
+            notes.append(note(line_no, line))
+    return Tools(found.get("mpirun"), found.get("osu_latency"), found.get("osu_bw"), found.get("mpi4py"), tuple(notes))
 
 
 def first_reason(lines: Sequence[str]) -> str:

@@ -56,6 +56,7 @@ def mpi_notes(plan: MpiPlan, obs: MpiObservation) -> list[str]:
         if fallbacks and not _with_verbs(obs):
             notes.append(f"{plan.no_rdma}: every node falls back to TCP, as expected (the MPI limits are not judged)")
     notes += ucx_notes(plan, obs)
+    notes += tools_notes(plan, obs)
     notes += run_notes(obs)
     if ran_benchmark(plan, obs) == RINGTEST:
         notes.append(
@@ -81,6 +82,23 @@ def ucx_notes(plan: MpiPlan, obs: MpiObservation) -> list[str]:
         notes.append(
             f"{host}: ucx_info -d printed {len(lines)} line{'s' * (len(lines) != 1)} besides its output (read past): "
             f"{'; '.join(lines[:_SHOWN_LINES])}{more}"
+        )
+    return notes
+
+
+def tools_notes(plan: MpiPlan, obs: MpiObservation) -> list[str]:
+    """One note per host whose probe of the installed MPI tools printed lines that are not tools (a shell's
+    warning merged from stderr): they were read past; the first few are quoted."""
+    notes = []
+    for host in plan.hosts:
+        h = obs.hosts.get(host)
+        if h is None or not h.tools.notes:
+            continue
+        lines = h.tools.notes
+        more = f" (and {len(lines) - _SHOWN_LINES} more)" if len(lines) > _SHOWN_LINES else ""
+        notes.append(
+            f"{host}: the probe of the MPI tools printed {len(lines)} line{'s' * (len(lines) != 1)} besides "
+            f"them (read past): {'; '.join(lines[:_SHOWN_LINES])}{more}"
         )
     return notes
 

@@ -13,7 +13,7 @@ from mpikit import OSU_TOOLS, TOOLS, perfect, plan_of
 from ibprov.run.adhoc import HostOutcome
 from ibprov.verify.mpi.collect import observe_run
 from ibprov.verify.mpi.observation import MpiObservation
-from ibprov.verify.mpi.section import check_mpi, run_notes
+from ibprov.verify.mpi.section import check_mpi, run_notes, tools_notes
 
 LAT = read_capture("mpi4py/mpi4py3.1.4-ompi4.1.4-ucx1.13.1-latency-ucx-warn.txt")
 BW = read_capture("mpi4py/mpi4py3.1.4-ompi4.1.4-ucx1.13.1-bandwidth-unused-env-warn.txt")
@@ -64,3 +64,16 @@ def test_a_run_without_such_lines_adds_no_note() -> None:
     run = observe_run("tcp", TOOLS, HostOutcome("ok", {"stdout": _stdout(clean, clean)}))
     assert run.notes == ()
     assert run_notes(MpiObservation({}, (run,))) == []
+
+
+def test_a_warning_in_a_hosts_tools_probe_is_a_section_note() -> None:
+    plan = plan_of()
+    locale = "bash: warning: setlocale: LC_ALL: cannot change locale (en_US.UTF-8)"
+    obs = perfect(plan)
+    host = plan.hosts[0]
+    tools = replace(obs.hosts[host].tools, notes=(f"line 1: {locale}",))
+    obs = replace(obs, hosts={**obs.hosts, host: replace(obs.hosts[host], tools=tools)})
+    assert tools_notes(plan, obs) == [
+        f"{host}: the probe of the MPI tools printed 1 line besides them (read past): line 1: {locale}"
+    ]
+    assert tools_notes(plan, obs)[0] in check_mpi(plan, obs).notes
