@@ -56,9 +56,10 @@ values), drops stray and trailing commas and closes unclosed braces; anything st
 The file records no unit: ``BW_*`` is in MiB/s unless the run had ``--report_gbits`` (say so with
 ``report_gbits=True``).
 
-Proven on (tests/fixtures/perftest and perftest-errors, tests/fixtures/proven/perftest.yaml): 15 real text
-reports whose layouts span 2013-07 to 24.04 (ConnectX-3 FDR to ConnectX-7 NDR, MLNX_OFED 5.4, SuperBench and
-DeepOps logs; most posts do not name the version) and perftest 6.06's own error without an RDMA device.
+Proven on (tests/fixtures/perftest and perftest-errors, tests/fixtures/proven/perftest.yaml): 18 real text
+reports whose layouts span 2013-07 to 25.10 (ConnectX-3 FDR to ConnectX-7 NDR, MLNX_OFED 5.4, DOCA-OFED 3.3,
+SuperBench and DeepOps logs; most posts do not name the version) and perftest 6.06's own error without an RDMA
+device.
 """
 
 from __future__ import annotations

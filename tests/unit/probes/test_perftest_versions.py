@@ -71,8 +71,44 @@ def test_perftest_6_06_without_a_device_is_a_failed_result_with_its_error(name: 
     assert (result.ok, result.complete, result.bandwidth, result.latency) == (False, False, (), ())
 
 
+DOCA = "perftest/ndr400-cx7-{}-doca3.3-client.txt"
+
+
+def test_the_25_10_layout_of_doca_3_3_send_bandwidth_in_mib() -> None:
+    """DOCA-OFED 3.3.0's perftest (layout of 25.10: 'Disabling dynamic polling' before the header, 'Using Enhanced
+    Reorder', 'CQE Poll Batch', BW in MiB/sec), ConnectX-7 NDR back to back."""
+    result = perftest.parse(read_capture(DOCA.format("ib_send_bw-mib")))
+    (row,) = result.bandwidth
+    assert (row.bytes, row.iterations, row.unit, row.printed_average) == (65536, 1000, "MiB/sec", 46557.03)
+    assert row.bw_average_gbps == pytest.approx(46557.03 * 2**20 * 8 / 1e9)  # 390.5 Gb/s on a 400G link
+    assert (result.setup.test, result.setup.device, result.setup.mtu, result.setup.tx_depth) == (
+        "Send BW Test",
+        "mlx5_0",
+        4096,
+        128,
+    )
+    assert (result.setup.fields["cqe_poll_batch"], result.setup.fields["using_enhanced_reorder"]) == ("16", "OFF")
+    assert (result.side, result.complete) == ("client", True)
+    assert result.notes[1] == "line 2: Disabling dynamic polling"
+    assert [m.level for m in result.messages] == ["note", "note", "warning", "note"]
+
+
+def test_the_25_10_layout_of_doca_3_3_send_latency() -> None:
+    result = perftest.parse(read_capture(DOCA.format("ib_send_lat")))
+    (row,) = result.latency
+    assert (row.bytes, row.t_min, row.t_typical, row.t_avg, row.p99, row.p99_9) == (2, 1.24, 1.27, 1.27, 1.37, 5.19)
+    assert (result.setup.max_inline, len(result.warnings)) == (236, 2)
+
+
+def test_the_25_10_layout_of_doca_3_3_write_bandwidth_with_dynamic_cqe_batching() -> None:
+    result = perftest.parse(read_capture(DOCA.format("ib_write_bw-gbits")))
+    (row,) = result.bandwidth
+    assert (row.unit, row.bw_peak_gbps, row.bw_average_gbps, row.msg_rate_mpps) == ("Gb/sec", 392.38, 392.34, 0.748336)
+    assert result.setup.fields["cqe_poll_batch"] == "Dynamic"
+
+
 def test_every_capture_is_in_the_property_test() -> None:
-    assert len(CAPTURES) == 15
+    assert len(CAPTURES) == 18
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
