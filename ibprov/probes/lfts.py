@@ -16,7 +16,18 @@ switch's ports (shown with ``-a`` only), ``: (path #N out of M[: portguid 0x<gui
 of an LMC > 0 port, and nothing with ``-n``. The footer counts the entries (``N lids dumped`` with
 ``-a``); a block whose count disagrees is refused as truncated. Debian's ``dump_lfts`` is a shell
 wrapper that runs ``dump_fts`` and then prints ``*** WARNING ***: this command has been replaced by
-dump_fts`` between blank lines: that line is skipped.
+dump_fts`` between blank lines: that line is a note.
+
+The layout is the one ``ibroute.c`` has printed since infiniband-diags 1.2 (2007); before 1.6.2 (2012)
+``dump_lfts.sh`` ran ``ibroute`` switch by switch (headers ``of switch Lid N``), since then ``dump_fts``
+reaches each switch by directed path. Old diags cut a 64-character node description to 62 in the
+destination and dropped its closing quote (``mad_dump_string``): read too.
+
+A line that is not the tool's (an ``ibwarn:`` line, a libibmad ``src/query_smp.c:...`` complaint, a log
+line, a shell warning: the probe merges stderr into stdout) is kept as a note on :class:`Lfts`, never the
+end of a table. Output that lists no table but has such lines is not the tool's (a missing binary, an
+error message): a ParseError quoting the first of them; a table cut short (no footer, a footer that does
+not count its entries) is one too.
 
 Known gap of the tools (infiniband-diags 44, seen on a 2,048-node twin whose top LID is 2368 = 37 x 64):
 they read the LFT blocks ``startlid / 64`` up to, not including, ``ALIGN(top, 64) / 64``, so when the
@@ -31,7 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ibprov.probes._text import ParseError, hex_int, lines
+from ibprov.probes._text import ParseError, hex_int, lines, note
 
 __all__ = ["Destination", "Lfts", "SwitchLft", "argv", "ibroute_argv", "parse", "parse_any", "parse_opensm_dump"]
 
@@ -41,7 +52,7 @@ _HX = r"[0-9a-fA-F]+"
 _HEADER = re.compile(rf"^Unicast lids \[0x({_HX})-0x({_HX})\] of switch (.+?) guid 0x({_HX}) \((.*)\):$")
 _COLUMNS = ("  Lid  Out   Destination", "       Port     Info")
 _ENTRY = re.compile(rf"^0x({_HX}) (\d{{3}})(?: (.*))?$")
-_RESOLVED = re.compile(rf"^: \((.+?) portguid 0x({_HX}): '(.*)'\)$")
+_RESOLVED = re.compile(rf"^: \((.+?) portguid 0x({_HX}): '(.*?)'?\)$")
 _UNRESOLVED = re.compile(
     rf"^: \((?:unknown node and type|illegal port|path #\d+ (?:- illegal port|out of \d+(?:: portguid 0x{_HX})?))\)$"
 )
@@ -83,6 +94,7 @@ class SwitchLft:
 @dataclass(frozen=True)
 class Lfts:
     switches: tuple[SwitchLft, ...]
+    notes: tuple[str, ...] = ()  # "line N: TEXT" for each line that is not the tool's (warnings, log lines)
 
     def switch(self, guid: int) -> SwitchLft | None:
         """The table of the switch with this node GUID."""
@@ -137,41 +149,52 @@ class _Block:
         )
 
 
+_EXPECTED = "'Unicast lids [0xN-0xN] of switch ... guid 0x... (...):' tables"
+
+
+def _not_output(tool: str, foreign: tuple[int, str] | None, expected: str = _EXPECTED) -> ParseError | None:
+    """The error for output that lists no table but has lines that are not the tool's, else None."""
+    if foreign is None:
+        return None
+    return ParseError(tool, foreign[0], foreign[1], f"not {tool} output: expected {expected}, got")
+
+
 def parse(text: str, tool: str = TOOL) -> Lfts:
     """The tables in ``dump_lfts``/``dump_fts``/``ibroute`` output (``tool`` names the tool in errors)."""
     tables: list[SwitchLft] = []
+    notes: list[str] = []
+    foreign: tuple[int, str] | None = None  # the first line that is not the tool's (nor its wrapper's)
     block: _Block | None = None
-    for line_no, line in lines(tool, text):
+    for line_no, line in lines(tool, text, notes):
         if block is not None and block.columns == len(_COLUMNS) and (entry := _ENTRY.match(line)):
             reason = block.entry(entry)  # the common case first: an entry of the open table
             if reason:
                 raise ParseError(tool, line_no, line, reason)
             continue
-        if _WARNING.match(line):
-            continue
         if header := _HEADER.match(line):
             if block is not None:
                 raise ParseError(tool, line_no, line, "a new table before the last one's 'lids dumped' line")
             block = _Block(line_no, line, header)
-            continue
-        if block is None:
-            raise ParseError(tool, line_no, line)
-        if block.columns < len(_COLUMNS) and line == _COLUMNS[block.columns].rstrip():
+        elif block is not None and block.columns < len(_COLUMNS) and line == _COLUMNS[block.columns].rstrip():
             block.columns += 1
         elif entry := _ENTRY.match(line):
-            reason = block.entry(entry)
+            reason = "an entry before any 'Unicast lids' header" if block is None else block.entry(entry)
             if reason:
                 raise ParseError(tool, line_no, line, reason)
-        elif footer := _FOOTER.match(line):
+        elif block is not None and (footer := _FOOTER.match(line)):
             if int(footer[1]) != len(block.ports):
                 raise ParseError(tool, line_no, line, f"the table has {len(block.ports)} entries")
             tables.append(block.table())
             block = None
         else:
-            raise ParseError(tool, line_no, line)
+            notes.append(note(line_no, line))
+            if foreign is None and not _WARNING.match(line):
+                foreign = (line_no, line)
     if block is not None:
         raise ParseError(tool, block.line_no, block.line, "the table ends without its 'lids dumped' line")
-    return Lfts(tuple(tables))
+    if not tables and (error := _not_output(tool, foreign)):
+        raise error
+    return Lfts(tuple(tables), tuple(notes))
 
 
 # OpenSM's own dump (osm_dump.c, written to dump_files_dir while log flag 0x40 is set), 3.3.23:
@@ -186,19 +209,21 @@ OPENSM_DUMP = "opensm-lfts.dump"
 
 def parse_opensm_dump(text: str, tool: str = OPENSM_DUMP) -> Lfts:
     """The tables in OpenSM's ``opensm-lfts.dump`` (the same data as ``dump_lfts``, its own layout: no column
-    header, ``#`` before the destination, decimal LID range, the switch by LID)."""
+    header, ``#`` before the destination, decimal LID range, the switch by LID). Lines that are not the
+    dump's are notes, as in :func:`parse`."""
     tables: list[SwitchLft] = []
+    notes: list[str] = []
+    foreign: tuple[int, str] | None = None
     head: re.Match[str] | None = None
+    head_at = (0, "")
     ports: dict[int, int] = {}
     dests: dict[int, Destination] = {}
-    for line_no, line in lines(tool, text):
+    for line_no, line in lines(tool, text, notes):
         if header := _OSM_HEADER.match(line):
             if head is not None:
                 raise ParseError(tool, line_no, line, "a new table before the last one's 'lids dumped' line")
-            head, ports, dests = header, {}, {}
-        elif head is None:
-            raise ParseError(tool, line_no, line)
-        elif entry := _OSM_ENTRY.match(line):
+            head, head_at, ports, dests = header, (line_no, line), {}, {}
+        elif head is not None and (entry := _OSM_ENTRY.match(line)):
             lid, port = hex_int(entry[1]), int(entry[2])
             if lid in ports:
                 raise ParseError(tool, line_no, line, f"LID 0x{lid:04x} listed twice")
@@ -207,7 +232,7 @@ def parse_opensm_dump(text: str, tool: str = OPENSM_DUMP) -> Lfts:
             ports[lid] = port
             if entry[3] and (resolved := _OSM_RESOLVED.match(entry[3])):
                 dests[lid] = Destination(resolved[1], hex_int(resolved[2]), resolved[3])
-        elif footer := _FOOTER.match(line):
+        elif head is not None and (footer := _FOOTER.match(line)):
             if int(footer[1]) != len(ports):
                 raise ParseError(tool, line_no, line, f"the table has {len(ports)} entries")
             tables.append(
@@ -222,10 +247,13 @@ def parse_opensm_dump(text: str, tool: str = OPENSM_DUMP) -> Lfts:
             )
             head = None
         else:
-            raise ParseError(tool, line_no, line)
+            notes.append(note(line_no, line))
+            foreign = foreign or (line_no, line)
     if head is not None:
-        raise ParseError(tool, 0, "", "the last table ends without its 'lids dumped' line")
-    return Lfts(tuple(tables))
+        raise ParseError(tool, *head_at, "cut short: the last table ends without its 'lids dumped' line")
+    if not tables and (error := _not_output(tool, foreign, "'Unicast lids [N-N] of switch Lid N guid 0x... ('...'):'")):
+        raise error
+    return Lfts(tuple(tables), tuple(notes))
 
 
 def parse_any(text: str) -> Lfts:

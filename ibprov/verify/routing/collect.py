@@ -23,7 +23,7 @@ from ibprov.routing.model import RoutingModel, from_discovery
 from ibprov.verify.routing.observation import EngineLog, RoutingObservation, SlTables
 from ibprov.verify.routing.plan import RoutingPlan
 
-__all__ = ["PAIR_BUDGET", "SL2VL_BUDGET", "collect", "engine_log"]
+__all__ = ["PAIR_BUDGET", "SL2VL_BUDGET", "collect", "engine_log", "tool_notes"]
 
 SL2VL_BUDGET = 4000  # smpquery sl2vl queries (one per switch-to-switch port)
 PAIR_BUDGET = 4000  # saquery -p --slid --dlid queries where the SA's table comes cut short
@@ -53,10 +53,25 @@ def collect(
     model = from_discovery(
         fabric, tables, switch_names=plan.switch_names, ca_names=plan.ca_names, lmc=plan.lmc, source=source
     )
-    obs = RoutingObservation(model, read_log())
+    obs = RoutingObservation(model, read_log(), notes=tool_notes(source, tables.notes))
     if plan.uses_sls:
         obs.sls = _sl_tables(runner, model)
     return obs
+
+
+_SHOWN_LINES = 3  # lines of a tool's notes quoted in the report
+
+
+def tool_notes(tool: str, lines: tuple[str, ...], where: str = "") -> tuple[str, ...]:
+    """One note saying that ``tool`` printed lines besides its output (warnings, log lines: read past), with
+    the first few quoted; none when it printed none."""
+    if not lines:
+        return ()
+    more = f" (and {len(lines) - _SHOWN_LINES} more)" if len(lines) > _SHOWN_LINES else ""
+    return (
+        f"{tool}{where} printed {len(lines)} line{'s' * (len(lines) != 1)} besides its output (read past): "
+        f"{'; '.join(lines[:_SHOWN_LINES])}{more}",
+    )
 
 
 def _sl_tables(runner: Runner, model: RoutingModel) -> SlTables:
@@ -77,6 +92,8 @@ def _sl_tables(runner: Runner, model: RoutingModel) -> SlTables:
         missing.append(why)
     tables: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
     unread = 0
+    noted: list[str] = []  # the sl2vl queries' lines besides their tables
+    noisy = 0  # queries that printed any
     for (s, p), result in zip(queries, results[1:], strict=True):
         try:
             parsed = smpquery.parse_sl2vl(result.stdout) if result.returncode == 0 else None
@@ -85,12 +102,16 @@ def _sl_tables(runner: Runner, model: RoutingModel) -> SlTables:
         if parsed is None:
             unread += 1
             continue
+        if parsed.notes:
+            noisy += 1
+            noted += (f"LID {model.lids[s]} port {p}: {n}" for n in parsed.notes)
         tables[(s, p)] = {
             (row_in, sl): vl for row_in, row_out, vls in parsed.rows if row_out == p for sl, vl in enumerate(vls)
         }
     if unread:
         missing.append(f"the SL2VL tables of {unread} switch ports could not be read")
-    return SlTables(paths, tables, tuple(missing))
+    where = f" (on {noisy} of {len(queries)} switch ports)" if noisy else ""
+    return SlTables(paths, tables, tuple(missing), tool_notes("smpquery sl2vl", tuple(noted), where))
 
 
 def _path_records(runner: Runner, model: RoutingModel, table: CommandResult) -> tuple[PathRecords | None, str]:

@@ -31,6 +31,7 @@ class SlTables:
     paths: PathRecords | None
     sl2vl: Sl2VlTable
     missing: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what smpquery sl2vl printed besides its tables (read past)
 
 
 @dataclass
@@ -38,3 +39,4 @@ class RoutingObservation:
     model: RoutingModel
     engine: EngineLog
     sls: SlTables | None = None  # read only where routes may use SLs
+    notes: tuple[str, ...] = ()  # what the tools printed besides their output (read past), one note per tool

@@ -45,7 +45,7 @@ SM_LOGS = "/var/log/opensm.log /var/log/opensm.*.log"  # Debian's packaged OpenS
 
 
 def _notes(plan: RoutingPlan, audited: Audited) -> list[str]:
-    notes = list(plan.notes)
+    notes = [*plan.notes, *audited.obs.notes, *(audited.obs.sls.notes if audited.obs.sls else ())]
     an = audited.analysis
     if an.sl_caveat:
         notes.append(f"credit loops checked on one VL (SL-unaware): {an.sl_caveat}")

@@ -88,7 +88,7 @@ def test_dump_lfts_warning_and_empty_tables() -> None:
         (HEADER + "\n0x0001 001\n", 2, "an entry before the column header"),
         ("\n".join([HEADER, COLUMNS, "0x0001 001"]) + "\n", 1, "the table ends without its 'lids dumped' line"),
         (HEADER + "\n" + HEADER + "\n", 2, "a new table before the last one's 'lids dumped' line"),
-        ("0x0001 001\n", 1, "cannot parse"),
+        ("0x0001 001\n", 1, "an entry before any 'Unicast lids' header"),
         ("ibroute: iberror: failed: dump tables: node info failed: valid addr?\n", 1, "the tool reported a failure"),
     ],
 )
