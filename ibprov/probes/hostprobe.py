@@ -1,4 +1,19 @@
-"""Pure parsers of what the node probes return: ib_facts, ``ulimit -l``, OpenSM, ``ip -j addr``, versions."""
+"""Pure parsers of what the node probes return: ib_facts, ``ulimit -l``, OpenSM, ``ip -j addr``, versions.
+
+Port rates are the kernel's sysfs text (``/sys/class/infiniband/<dev>/ports/<n>/rate``, which ``ibstatus``
+prints too): ``"%d%s Gb/sec (%dX%s)"`` with the signalling rate (2.5/5/10 Gb/s a lane up to QDR, 14 FDR, 10
+FDR10, 25 EDR, 50 HDR, 100 NDR, 200 XDR) and the width 1X/2X/4X/8X/12X. Kernels before the HDR names printed
+SDR as a bare width (``"10 Gb/sec (4X)"``): read as SDR when the number is 2.5 Gb/s a lane.
+
+The probe merges stderr into stdout, so a warning (a shell's locale complaint, a login banner) may come before
+or after what ``ulimit -l``, ``ip -j addr`` and dpkg/rpm print: :func:`parse_memlock`, :func:`parse_ip_addr`
+and :func:`parse_stack_version` read past such lines and, given a ``notes`` list, keep each as ``line N: TEXT``.
+
+Proven on (tests/fixtures/proven/hostprobe.yaml): the rate lines of real ibstatus captures (old-kernel SDR
+``(4X)`` and DDR 2014, FDR 2014, NDR 2X 2024), ibstat's ``Rate:`` numbers (HDR, NDR), ``ip --json address show``
+of iproute2 (cloud-init's test data, and iproute2 6.1 here), ``ulimit -l`` of bash 5.2 and dpkg-query of
+Debian 12.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ibprov.clusterspec.units import LANES, Speed, Width, data_rate_gbps
-from ibprov.probes._text import probe_sections
+from ibprov.probes._text import note, probe_sections
 
 __all__ = [
     "PROBE_SCRIPT",
@@ -40,7 +55,8 @@ PROBE_SCRIPT = "\n".join(
     ]
 )
 
-_RATE = re.compile(r"^\s*([0-9.]+)\s*Gb/sec(?:\s*\((\d+)X\s+([A-Z0-9]+)\))?", re.IGNORECASE)
+_RATE = re.compile(r"^\s*([0-9.]+)\s*Gb/sec(?:\s*\((\d+)X(?:\s+([A-Z0-9]+))?\))?", re.IGNORECASE)
+_SDR_LANE = 2.5  # Gb/s a lane an old kernel printed without a speed name
 
 
 @dataclass(frozen=True)
@@ -61,10 +77,14 @@ class DeviceFacts:
 
 def parse_rate(text: str | None, number: Any = None) -> float | None:
     """The data rate of a sysfs rate text ("200 Gb/sec (4X HDR)" -> 200.0; "56 Gb/sec (4X FDR)" -> 54.56),
-    else the number itself (ib_facts' ``rate``)."""
+    else the number itself (ib_facts' ``rate``; ``ibstat``'s ``Rate: 200``). ``"10 Gb/sec (4X)"`` (old kernels'
+    SDR) -> 8.0."""
     m = _RATE.match(text or "")
-    if m and m.group(2) and m.group(3):
-        width, speed = f"{m.group(2)}x", m.group(3).upper()
+    if m and m.group(2):
+        lanes, speed = int(m.group(2)), (m.group(3) or "").upper()
+        if not speed and lanes and float(m.group(1)) == _SDR_LANE * lanes:
+            speed = "SDR"  # "10 Gb/sec (4X)": SDR as kernels before the HDR names printed it
+        width = f"{lanes}x"
         if speed in Speed.__members__ and width in {w.value for w in LANES}:
             return data_rate_gbps(Speed(speed), Width(width))
     if m:
@@ -106,10 +126,25 @@ def parse_probe(stdout: str) -> dict[str, str]:
     return probe_sections(stdout, MARK)
 
 
-def parse_memlock(text: str) -> str | None:
-    """``ulimit -l`` -> "unlimited" or the number it printed; None when it printed nothing useful."""
-    word = text.strip().splitlines()[0].strip() if text.strip() else ""
-    return word if word == "unlimited" or word.isdigit() else None
+def _others(text: str, keep: int | None, notes: list[str] | None) -> None:
+    """Append to ``notes`` every non-blank line of ``text`` but the ``keep``-th (1-based)."""
+    if notes is None:
+        return
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if line.strip() and line_no != keep:
+            notes.append(note(line_no, line))
+
+
+def parse_memlock(text: str, notes: list[str] | None = None) -> str | None:
+    """``ulimit -l`` -> "unlimited" or the number it printed; None when it printed neither. Other lines (a
+    shell warning before it) are read past, kept in ``notes`` when a list is given."""
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        word = line.strip()
+        if word == "unlimited" or word.isdigit():
+            _others(text, line_no, notes)
+            return word
+    _others(text, None, notes)
+    return None
 
 
 def parse_memlock_config(text: str) -> str | None:
@@ -152,12 +187,30 @@ def parse_opensm(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(evidence))
 
 
-def parse_ip_addr(text: str) -> dict[str, tuple[str, ...]]:
-    """``ip -j addr`` -> interface -> its addresses as "addr/prefix"; {} when it is not JSON."""
-    try:
-        data = json.loads(text) if text.strip() else []
-    except json.JSONDecodeError:
-        return {}
+def parse_ip_addr(text: str, notes: list[str] | None = None) -> dict[str, tuple[str, ...]]:
+    """``ip -j addr`` -> interface -> its addresses as "addr/prefix"; {} when it printed no JSON array (an
+    iproute2 without ``-j``: ``Option "-j" is unknown``). Lines before and after the array (warnings) are
+    read past, kept in ``notes`` when a list is given."""
+    lines = text.split("\n")
+    data: Any = None
+    span: tuple[int, int] | None = None  # the array's first and last line (1-based)
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith("["):
+            rest = "\n".join(lines[index:])
+            try:
+                data, end = json.JSONDecoder().raw_decode(rest.lstrip())
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(data, list) or not all(isinstance(link, dict) for link in data):
+                data = None  # "[1700000000.123456] [node01:1234] ..." (a log line) reads as an array too
+                continue
+            consumed = rest[: len(rest) - len(rest.lstrip()) + end]
+            span = (index + 1, index + 1 + consumed.count("\n"))
+            break
+    if notes is not None:
+        for line_no, line in enumerate(lines, start=1):
+            if line.strip() and not (span and span[0] <= line_no <= span[1]):
+                notes.append(note(line_no, line))
     out: dict[str, tuple[str, ...]] = {}
     for link in data if isinstance(data, list) else []:
         if not isinstance(link, Mapping) or not isinstance(link.get("ifname"), str):
@@ -172,9 +225,15 @@ def parse_ip_addr(text: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def parse_stack_version(text: str) -> str | None:
-    """dpkg's or rpm's version of rdma-core; None when neither knows the package."""
-    word = text.strip().splitlines()[-1].strip() if text.strip() else ""
-    if not word or " " in word or "not installed" in word:
-        return None
-    return word
+_VERSION = re.compile(r"^[0-9][0-9A-Za-z.:+~_-]*$")  # dpkg's "44.0-2", rpm's "48.0", MLNX_OFED's "2307mlnx47-1.2310036"
+
+
+def parse_stack_version(text: str, notes: list[str] | None = None) -> str | None:
+    """dpkg's or rpm's version of rdma-core (the last line that reads as one); None when neither knows the
+    package. Other lines (warnings, "package rdma-core is not installed") are read past, kept in ``notes``."""
+    found: tuple[int, str] | None = None
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if _VERSION.match(line.strip()):
+            found = (line_no, line.strip())
+    _others(text, found[0] if found else None, notes)
+    return found[1] if found else None

@@ -44,16 +44,21 @@ def observe_host(host: str, ib_facts_done: HostOutcome | None, probe_done: HostO
     if error is not None or ib_facts_done is None or probe_done is None:
         return HostObservation(host, error=error or "not collected")
     sections = parse_probe(str(probe_done.res.get("stdout", "")))
+    notes: dict[str, list[str]] = {"memlock": [], "ip": [], "stack": []}  # lines besides each tool's output
     return HostObservation(
         host,
         devices=parse_ib_facts(ib_facts_done.res.get("ansible_facts") or {}),
-        memlock=parse_memlock(sections.get("memlock", "")),
+        memlock=parse_memlock(sections.get("memlock", ""), notes["memlock"]),
         opensm=parse_opensm(sections.get("opensm", "")),
-        addresses=parse_ip_addr(sections.get("ip", "")),
-        stack_version=parse_stack_version(sections.get("stack", "")),
+        addresses=parse_ip_addr(sections.get("ip", ""), notes["ip"]),
+        stack_version=parse_stack_version(sections.get("stack", ""), notes["stack"]),
         memlock_configured=parse_memlock_config(sections.get("limits", "")),
         ipoib_configured=parse_networkd(sections.get("networkd", "")),
+        notes=tuple(f"{_TOOLS[name]}: {line}" for name, lines in notes.items() for line in lines),
     )
+
+
+_TOOLS = {"memlock": "ulimit -l", "ip": "ip -j addr", "stack": "the rdma-core version (dpkg/rpm)"}
 
 
 class AnsibleNodeCollector:

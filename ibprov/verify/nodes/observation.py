@@ -20,6 +20,7 @@ class HostObservation:
     stack_version: str | None = None
     memlock_configured: str | None = None  # what the PAM limits files give every user (the twin judges this)
     ipoib_configured: dict[str, tuple[str, ...]] = field(default_factory=dict)  # systemd-networkd files
+    notes: tuple[str, ...] = ()  # "SECTION: line N: TEXT" for each probe line that is not its tool's (read past)
 
     @property
     def reachable(self) -> bool:

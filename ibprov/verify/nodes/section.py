@@ -30,7 +30,27 @@ def nodes_facts(plan: NodePlan, hosts: Hosts) -> NodesFacts:
     return NodesFacts(hosts=len(plan.hosts), hosts_reached=reached(plan, hosts))
 
 
-NODES: Skeleton[NodePlan, Hosts] = Skeleton("nodes", TITLE, FAMILIES, SCHEMA, facts=nodes_facts)
+_SHOWN_LINES = 3  # lines of a host's probe notes quoted in the report
+
+
+def nodes_notes(plan: NodePlan, hosts: Hosts) -> list[str]:
+    """One note per host whose probe printed lines besides its tools' output (warnings, banners): they were
+    read past; the first few are quoted."""
+    notes = []
+    for host in plan.hosts:
+        h = hosts.get(host)
+        if h is None or not h.notes:
+            continue
+        lines = h.notes
+        more = f" (and {len(lines) - _SHOWN_LINES} more)" if len(lines) > _SHOWN_LINES else ""
+        notes.append(
+            f"{host}: the probe printed {len(lines)} line{'s' * (len(lines) != 1)} besides its tools' output "
+            f"(read past): {'; '.join(lines[:_SHOWN_LINES])}{more}"
+        )
+    return notes
+
+
+NODES: Skeleton[NodePlan, Hosts] = Skeleton("nodes", TITLE, FAMILIES, SCHEMA, facts=nodes_facts, notes=nodes_notes)
 check_nodes = NODES.report  # the section report of the hosts' observations against the plan (no I/O)
 
 
