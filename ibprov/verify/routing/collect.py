@@ -87,7 +87,7 @@ def _sl_tables(runner: Runner, model: RoutingModel) -> SlTables:
     commands = [pathrecords.argv(), *(smpquery.argv("sl2vl", model.lids[s], p) for s, p in queries)]
     results = runner.run_batch(commands, parallel=True)
     missing: list[str] = []
-    paths, why = _path_records(runner, model, results[0])
+    paths, why, sa_notes = _path_records(runner, model, results[0])
     if why:
         missing.append(why)
     tables: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
@@ -111,18 +111,25 @@ def _sl_tables(runner: Runner, model: RoutingModel) -> SlTables:
     if unread:
         missing.append(f"the SL2VL tables of {unread} switch ports could not be read")
     where = f" (on {noisy} of {len(queries)} switch ports)" if noisy else ""
-    return SlTables(paths, tables, tuple(missing), tool_notes("smpquery sl2vl", tuple(noted), where))
+    notes = (*tool_notes("saquery -p", sa_notes), *tool_notes("smpquery sl2vl", tuple(noted), where))
+    return SlTables(paths, tables, tuple(missing), notes)
 
 
-def _path_records(runner: Runner, model: RoutingModel, table: CommandResult) -> tuple[PathRecords | None, str]:
+def _path_records(
+    runner: Runner, model: RoutingModel, table: CommandResult
+) -> tuple[PathRecords | None, str, tuple[str, ...]]:
     """Every CA pair's path record: the SA's whole table (``saquery -p``) where it came whole, else one query
     per missing pair (libumad2sim, the twin, passes only the first MAD of a multi-MAD answer: the table comes
-    cut short), within :data:`PAIR_BUDGET` queries; and why they are incomplete ("" when they are not)."""
+    cut short), within :data:`PAIR_BUDGET` queries; why they are incomplete ("" when they are not); and the
+    lines saquery printed besides its records (warnings: read past)."""
     wanted = [(a.lid, lid) for a in model.cas for b in model.cas if b is not a for lid in b.lids]
     records: list[pathrecords.PathRecord] = []
+    notes: list[str] = []
     if table.returncode == 0:
         with contextlib.suppress(ParseError):  # a cut-short table: the pairs are asked one by one below
-            records += pathrecords.parse(table.stdout).records
+            whole = pathrecords.parse(table.stdout)
+            records += whole.records
+            notes += whole.notes
     have = {(r.slid, r.dlid) for r in records}
     todo = [pair for pair in wanted if pair not in have]
     if len(todo) > PAIR_BUDGET:
@@ -130,20 +137,23 @@ def _path_records(runner: Runner, model: RoutingModel, table: CommandResult) -> 
             None,
             f"{len(todo)} CA pairs missing from the SA's path table (saquery -p), more than {PAIR_BUDGET} "
             "to ask one by one",
+            tuple(notes),
         )
     failed = 0
     for pair, result in zip(
         todo, runner.run_batch([pathrecords.pair_argv(*p) for p in todo], parallel=True), strict=True
     ):
         try:
-            found = pathrecords.parse(result.stdout).records if result.returncode == 0 else ()
+            pair_read = pathrecords.parse(result.stdout) if result.returncode == 0 else None
         except ParseError:
-            found = ()
+            pair_read = None
+        found = pair_read.records if pair_read else ()
+        notes += (f"--slid {pair[0]} --dlid {pair[1]}: {n}" for n in (pair_read.notes if pair_read else ()))
         if not any((r.slid, r.dlid) == pair for r in found):
             failed += 1
         records += found
     parsed = PathRecords(tuple(records), ())
-    return parsed, (f"{failed} CA pairs without a path record from the SA" if failed else "")
+    return parsed, (f"{failed} CA pairs without a path record from the SA" if failed else ""), tuple(notes)
 
 
 def engine_log(text: str | None, where: str) -> EngineLog:
