@@ -7,6 +7,7 @@ libibmad on the collecting host) verify falls back to `smpquery pkeys` per port.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from ibprov import pkey
 from ibprov.pkey import PKey
-from ibprov.probes._text import ParseError, lines
+from ibprov.probes._text import ParseError, lines, note
 
 TOOL = "pkeytables"
 # the probe's one import of ibprov: replaced by the module's own source (standard library only) when sent
@@ -51,9 +52,19 @@ def argv(targets: Sequence[tuple[int, int, int | None]], python: str = "python3"
     )
 
 
-def parse(text: str) -> dict[tuple[int, int], PortPkeys]:
+_PORT = re.compile(r"^\s*\d+\s+\d+(?:\s|$)", re.ASCII)  # "LID PORT ...": a line of the probe's
+
+
+def parse(text: str, notes: list[str] | None = None) -> dict[tuple[int, int], PortPkeys]:
+    """``LID PORT CAP PKEY...`` or ``LID PORT error TEXT`` per port. Lines that are not the probe's (a Python
+    warning, an ``ibwarn:`` line: stderr is merged) are read past, kept in ``notes`` when a list is given; a
+    line of the probe's that does not read is a ParseError."""
     out: dict[tuple[int, int], PortPkeys] = {}
-    for line_no, line in lines(TOOL, text):
+    for line_no, line in lines(TOOL, text, notes):
+        if not _PORT.match(line):
+            if notes is not None:
+                notes.append(note(line_no, line))
+            continue
         fields = line.split()
         try:
             lid, port = int(fields[0]), int(fields[1])
@@ -63,5 +74,5 @@ def parse(text: str) -> dict[tuple[int, int], PortPkeys]:
             keys = tuple(PKey.from_wire(int(f, 16)) for f in fields[3:])
             out[(lid, port)] = PortPkeys(lid, port, int(fields[2]), keys)
         except (IndexError, ValueError):
-            raise ParseError(TOOL, line_no, line) from None
+            raise ParseError(TOOL, line_no, line, "expected 'LID PORT CAPACITY PKEY...' or 'LID PORT error'") from None
     return out
