@@ -29,6 +29,10 @@ end of a table. Output that lists no table but has such lines is not the tool's 
 error message): a ParseError quoting the first of them; a table cut short (no footer, a footer that does
 not count its entries) is one too.
 
+Proven on (tests/fixtures/proven/lfts.yaml): infiniband-diags 44.0 (Debian 12) under ibsim: dump_lfts with
+and without stderr merged, ibroute, ibroute -n, ibroute -a with a LID range, and OpenSM 3.3.23's
+opensm-lfts.dump; no whole capture of real hardware or of an older version was found.
+
 Known gap of the tools (infiniband-diags 44, seen on a 2,048-node twin whose top LID is 2368 = 37 x 64):
 they read the LFT blocks ``startlid / 64`` up to, not including, ``ALIGN(top, 64) / 64``, so when the
 top LID is a multiple of 64 the header announces it but no table lists it. Nothing here can tell that
