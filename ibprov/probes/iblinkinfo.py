@@ -3,6 +3,27 @@
 Widths and speeds are libibmad's: ``4X`` and the per-lane rate in Gb/s (``53.125`` = HDR), so a link's
 rate is lanes x lane rate. The trailing ``(Could be 12X Could be 53.125 Gbps)`` is iblinkinfo's own
 "link runs below what both ends support" flag; it is parsed into ``PortLink.could_be``.
+
+The layouts in the field, all read alike: infiniband-diags 1.5 (``Switch 0x<guid> desc:`` headers, switches
+only, link column ``( 4X 10.0 Gbps Active/  LinkUp)``), 1.6 (``CA:``/``Switch:``/``Router:`` headers, the speed
+right-aligned in 18 columns, ``10.0 Gbps (FDR10)``, ``"Port not available"``), MLNX_OFED and rdma-core
+(``( Could be 53.125 Gbps)`` hints, ``undefined (N)`` speeds of a newer link than the tool knows), ``-l``
+line mode (the node GUID and description first) and ``-p`` (``(HOQ:N VL_Stall:N)``).
+
+What is iblinkinfo's own and what is not. A node header (``CA: desc:``, ``Switch: 0x<guid> desc:``) and a
+port line (one with ``<lid> <port>[<ext>] ==(``) are its own: a port line that does not read (cut off, a
+field garbled, no header before it) is a ParseError quoting it, and so is a header no port line follows (the
+tool prints a header only with the first port under it). Every other line (an ``ibwarn:``, a libibumad
+message, a kernel or syslog line, a shell prompt, an ellipsis a post put in) is kept as a note on the result
+(``LinkInfo.notes``, "line N: TEXT"), never the end of the output. Output with no port line but such lines
+is not iblinkinfo's (a missing binary, an error message): a ParseError saying what was expected and quoting
+its first line. Empty output is an empty LinkInfo.
+
+Proven on (tests/fixtures/iblinkinfo and tests/fixtures/sim, see tests/fixtures/proven/iblinkinfo.yaml): a DDR
+ConnectX pair back to back (ArchWiki), QDR ConnectX-2/Infiniscale-IV (CentOS) and ConnectX-3/IS5035 (LegoOS),
+1.5/1.6 port lines with a ``%9s`` speed and FDR10, EDR SB7700 (2019), HDR Quantum (MLNX_OFED 5.2), an EDR
+link below HDR on a Quantum switch (MLNX_OFED 4.x, ``( Could be 53.125 Gbps)``) and infiniband-diags 44.0
+(rdma-core 44, Debian 12; ibsim) in both modes.
 """
 
 from __future__ import annotations
@@ -10,16 +31,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ibprov.probes._text import ParseError, hex_int, lines
+from ibprov.probes._text import ParseError, hex_int, lines, note
 
 __all__ = ["LinkHint", "LinkInfo", "PortLink", "RemotePort", "argv", "parse", "parse_port"]
 
 TOOL = "iblinkinfo"
 
 _NODE_TYPES = {"CA": "CA", "Switch": "SW", "Router": "RT"}
-_HEADER = re.compile(r"^(CA|Router): (.*):$|^(Switch): 0x([0-9a-fA-F]+) (.*):$")
+# "CA: desc:", "Router: desc:", "Switch: 0x<port-0 GUID> desc:" (1.5: "Switch 0x<node GUID> desc:")
+_HEADER = re.compile(r"^(CA|Router): (.*):$|^(Switch):? 0x([0-9a-fA-F]+) (.*):$")
+_HEADER_START = re.compile(r"^(?:(?:CA|Router): |Switch:? 0x)")
 # "<lid> <port>[<ext>] ==(<link>)==>  <remote>" -- the common tail of every port line.
 _PORT = re.compile(r"(\d+)\s+(\d+)\[\s*(\d*)\] ==\((.*?)\)(?: \(HOQ:\d+ VL_Stall:\d+\))?==>(.*)$", re.ASCII)
+_PORT_START = re.compile(r"\d+\s+\d+\[\s*\d*\] ==\(", re.ASCII)  # what makes a line a port line, read or not
 _PREFIX_DEFAULT_CA = re.compile(r"^\s+0x([0-9a-fA-F]+)\s+$")
 _PREFIX_LINE_MODE = re.compile(r'^(?:[<>] )?0x([0-9a-fA-F]+) "(.*?)"\s+$')
 _LINK = re.compile(r"^\s*(?:(\d+X|undefined \(\d+\))\s+(.+?)\s+)?(\S+)/\s*(\S+)$", re.ASCII)
@@ -75,6 +99,7 @@ class PortLink:
 @dataclass(frozen=True)
 class LinkInfo:
     ports: tuple[PortLink, ...]
+    notes: tuple[str, ...] = ()  # "line N: TEXT" for each line that is not iblinkinfo's (warnings, log lines)
 
     def degraded(self) -> tuple[PortLink, ...]:
         return tuple(p for p in self.ports if p.could_be is not None)
@@ -84,16 +109,32 @@ def argv(*, line_mode: bool = True) -> tuple[str, ...]:
     return ("iblinkinfo", "-l") if line_mode else ("iblinkinfo",)
 
 
+_EXPECTED = "'CA: DESC:' / 'Switch: 0xGUID DESC:' headers and 'LID PORT[ ] ==( 4X ... Active/  LinkUp)==> ...' lines"
+
+
 def parse(text: str) -> LinkInfo:
     ports: list[PortLink] = []
+    notes: list[str] = []
+    first_foreign: tuple[int, str] | None = None
     node: tuple[str, int | None, str] | None = None  # (type, switch port-0 GUID, description)
-    for line_no, line in lines(TOOL, text):
-        if header := _HEADER.match(line):
+    bare: tuple[int, str] | None = None  # the last header while no port line has followed it
+    for line_no, line in lines(TOOL, text, notes):
+        if (header := _HEADER.match(line)) or _HEADER_START.match(line):
+            if header is None:
+                raise ParseError(TOOL, line_no, line, "expected a node header 'Switch: 0xGUID DESC:', got")
+            if bare is not None:
+                raise ParseError(TOOL, *bare, "a node header with no port line under it (the next header follows)")
             node = (_NODE_TYPES[header[1]], None, header[2]) if header[1] else ("SW", hex_int(header[4]), header[5])
+            bare = (line_no, line)
             continue
+        if not _PORT_START.search(line):
+            notes.append(note(line_no, line))
+            first_foreign = first_foreign or (line_no, line)
+            continue
+        bare = None
         port = _PORT.search(line)
         if port is None:
-            raise ParseError(TOOL, line_no, line)
+            raise ParseError(TOOL, line_no, line, "expected a port line 'LID PORT[ ] ==(LINK)==> REMOTE', got")
         prefix = line[: port.start()]
         node_type: str | None
         guid: int | None
@@ -103,12 +144,20 @@ def parse(text: str) -> LinkInfo:
             node_type, guid, desc = node[0], hex_int(ca[1]), node[2]
         elif named := _PREFIX_LINE_MODE.match(prefix):
             node_type, guid, desc = None, hex_int(named[1]), named[2].lstrip()
-        elif not prefix.strip() and node is not None:
+        elif not prefix.strip():
+            if node is None:
+                raise ParseError(TOOL, line_no, line, "port line before any node header")
             node_type, guid, desc = node
         else:
-            raise ParseError(TOOL, line_no, line)
+            raise ParseError(TOOL, line_no, line, "expected '      0xGUID' or '0xGUID \"DESC\"' before the LID, got")
         ports.append(_port(port, node_type, guid, desc, line_no, line))
-    return LinkInfo(tuple(ports))
+    if bare is not None:
+        raise ParseError(TOOL, *bare, "cut short: the output ends before this node's port lines")
+    if not ports and first_foreign is not None:
+        error = ParseError(TOOL, *first_foreign)
+        error.args = (f"{error}; not iblinkinfo output: expected {_EXPECTED}",)
+        raise error
+    return LinkInfo(tuple(ports), tuple(notes))
 
 
 def parse_port(text: str, *, node_type: str | None, guid: int | None, description: str) -> PortLink | None:

@@ -123,7 +123,9 @@ def test_redacted_capture_fails_on_the_first_unreadable_line() -> None:
         parse(read_capture("ibnetdiscover/ndr200-2x-ndr-qm9700-partial-redacted.txt", not_output=1))
     assert (caught.value.tool, caught.value.line_no) == ("ibnetdiscover", 8)
     assert caught.value.line == "sysimgguid=0x9c05<redacted>"
-    assert str(caught.value) == "ibnetdiscover: line 8: cannot parse: 'sysimgguid=0x9c05<redacted>'"
+    assert str(caught.value) == (
+        "ibnetdiscover: line 8: expected a 'NAME=0xHEX' node header line, got: 'sysimgguid=0x9c05<redacted>'"
+    )
 
 
 def test_ndr200_two_lane_links_from_a_partial_capture() -> None:
@@ -184,5 +186,6 @@ def test_ports_mode_unknown_speed_on_a_connected_port() -> None:
 
 
 def test_port_line_without_a_node_is_an_error() -> None:
-    with pytest.raises(ParseError, match=r"^ibnetdiscover: line 2: cannot parse: '\[1\]"):
+    message = r"^ibnetdiscover: line 2: a port line before any Switch/Ca/Rt node line: '\[1\]"
+    with pytest.raises(ParseError, match=message):
         parse('# comment\n[1]\t"S-000000000000000c"[3]\t\t# "leaf" lid 9 4xEDR\n')
