@@ -14,7 +14,9 @@ Soak: wait until ``soak`` seconds have passed since the clear, then ``ibqueryerr
   again: what it reports is what accumulated during the soak.
 
 A failed ibnetdiscover (no fabric reachable) raises CollectError; output a parser cannot read raises
-ParseError (tool and line); a failed per-port query becomes a :class:`QueryFailure`.
+ParseError (tool and line); a failed per-port query becomes a :class:`QueryFailure`. The lines a diag printed
+besides its output (ibwarn, libibumad, kernel lines: its reader's ``notes``) are kept per diag in
+``Observation.diag_notes`` (a per-port query's prefixed with its target), for the section's notes.
 """
 
 from __future__ import annotations
@@ -103,7 +105,9 @@ def _counters(obs: Observation, errors: QueryErrors) -> dict[PortRef, Mapping[st
 def _states(obs: Observation, text: str) -> dict[PortRef, LinkState]:
     index = obs.guid_index()
     out: dict[PortRef, LinkState] = {}
-    for port in collector("iblinkinfo").parse(text).ports:
+    parsed = collector("iblinkinfo").parse(text)
+    obs.keep_notes("iblinkinfo", parsed)
+    for port in parsed.ports:
         ref = index.get(port.guid) if port.guid is not None else None
         if ref is None:
             continue
@@ -218,16 +222,18 @@ def _per_port(
         for ref, lid in switch_ports:
             jobs += [(f"smpquery {op}", ref, None, ("smpquery", op, str(lid), str(ref.port))) for op in ops]
     results = runner.run_batch([argv for *_, argv in jobs], parallel=True)
-    for (name, ref, guid, _argv), result in zip(jobs, results, strict=True):
+    for (name, ref, guid, argv), result in zip(jobs, results, strict=True):
         if not collector(name).succeeded(result.returncode):
             if name != "sminfo":  # a port with the IsSM bit whose SM just stopped answers nothing
                 obs.failures.append(QueryFailure(ref, name, result.reason()))
             continue
-        _record(obs, name, ref, guid, collector(name).parse(result.stdout))
+        target = f"lid {argv[1]}" if name == "sminfo" else f"lid {argv[-2]} port {argv[-1]}"
+        _record(obs, name, ref, guid, collector(name).parse(result.stdout), target)
 
 
-def _record(obs: Observation, name: str, ref: PortRef, guid: int | None, parsed: Any) -> None:
-    """Put one per-port query's parsed answer into the observation."""
+def _record(obs: Observation, name: str, ref: PortRef, guid: int | None, parsed: Any, target: str = "") -> None:
+    """Put one per-port query's parsed answer into the observation (and what its output had besides it)."""
+    obs.keep_notes(name, parsed, target)
     if name == "sminfo":
         state = parsed.state_name.removeprefix("SMINFO_")
         obs.sms.append(ObservedSm(ref, parsed.guid, parsed.lid, parsed.priority, state, parsed.activity_count))
@@ -262,6 +268,7 @@ def collect(runner: Runner, *, soak: float = 0.0, qos: bool = False, clock: Cloc
     discover, cache = runner.run_batch([DISCOVER, ("base64", "-w0", CACHE)])
     fabric = nd.parse(_ok(discover, "ibnetdiscover"))
     obs = Observation(nodes=_nodes(fabric), links=_links(fabric))
+    obs.keep_notes("ibnetdiscover", fabric)
     fabric_cache = _cache(cache)
     ca_ports = _ca_ports(obs)
     caps = fabric_cache.partition_caps if fabric_cache is not None else {}
@@ -274,8 +281,12 @@ def collect(runner: Runner, *, soak: float = 0.0, qos: bool = False, clock: Cloc
     linkinfo, errors, master, *probe = runner.run_batch(second, parallel=True)
     cleared_at = clock.now()
     obs.states = _states(obs, _ok(linkinfo, "iblinkinfo"))
-    obs.counters = _counters(obs, collector("ibqueryerrors").parse(_ok(errors, "ibqueryerrors")))
-    master_lid = collector("sminfo").parse(master.stdout).lid if master.returncode == 0 else None
+    obs.counters = _counters(obs, _errors(obs, "ibqueryerrors", errors))
+    master_lid = None
+    if master.returncode == 0:
+        master_info = collector("sminfo").parse(master.stdout)
+        obs.keep_notes("sminfo", master_info)
+        master_lid = master_info.lid
     tables = _pkey_tables(probe[0]) if probe else {}
     _per_port(obs, runner, _sm_targets(obs, fabric_cache, master_lid), qos, ca_ports, tables)
     if soak > 0:
@@ -284,10 +295,17 @@ def collect(runner: Runner, *, soak: float = 0.0, qos: bool = False, clock: Cloc
             clock.sleep(remaining)
         (again,) = runner.run_batch([("ibqueryerrors", "--load-cache", CACHE)])
         elapsed = clock.now() - cleared_at
-        deltas = _counters(obs, collector("ibqueryerrors").parse(_ok(again, "ibqueryerrors")))
+        deltas = _counters(obs, _errors(obs, "ibqueryerrors (soak)", again))
         obs.soak = Soak(elapsed, deltas)
     obs.from_port = _from_port(fabric, obs)
     return obs
+
+
+def _errors(obs: Observation, label: str, result: CommandResult) -> QueryErrors:
+    """ibqueryerrors' answer, its notes kept under ``label``."""
+    parsed: QueryErrors = collector("ibqueryerrors").parse(_ok(result, "ibqueryerrors"))
+    obs.keep_notes(label, parsed)
+    return parsed
 
 
 def _from_port(fabric: nd.Fabric, obs: Observation) -> str | None:

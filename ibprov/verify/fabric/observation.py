@@ -114,6 +114,15 @@ class Observation:
     switch_qos_ports: tuple[int, int] = (0, 0)  # switch ports whose QoS tables were read, of those that could be
     failures: list[QueryFailure] = field(default_factory=list)
     from_port: str | None = None  # the port the diags ran from
+    # diag -> the lines its output had besides the tool's own ("line N: TEXT"; per-port queries prefixed with
+    # their target), in the order the diags ran: read past, shown in the section's notes
+    diag_notes: dict[str, list[str]] = field(default_factory=dict)
+
+    def keep_notes(self, tool: str, parsed: object, target: str = "") -> None:
+        """Keep what a parsed diag result read past (its ``notes``, when the reader has them)."""
+        notes: tuple[str, ...] = getattr(parsed, "notes", ()) or ()
+        if notes:
+            self.diag_notes.setdefault(tool, []).extend(f"{target}: {n}" if target else n for n in notes)
 
     def guid_index(self) -> dict[int, PortRef]:
         """Port GUID -> port, for every CA port; and a switch's port-0 GUID -> its port 0.

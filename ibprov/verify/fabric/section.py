@@ -24,13 +24,14 @@ from ibprov.verify.fabric.plan import Plan, build_plan
 from ibprov.verify.registry import VerifyOptions
 from ibprov.verify.skeleton import Skeleton
 
-__all__ = ["FABRIC", "SECTION", "TITLE", "check_observation", "verify_fabric"]
+__all__ = ["FABRIC", "SECTION", "TITLE", "check_observation", "diag_notes", "verify_fabric"]
 
 TITLE = "Fabric"
 
 
 def fabric_notes(plan: Plan, obs: Observation) -> list[str]:
-    """What the report notes: the plan's notes, the twin's, where the diags ran, how many QoS tables were read."""
+    """What the report notes: the plan's notes, the twin's, where the diags ran, how many QoS tables were read,
+    and the lines the diags printed besides their output."""
     notes = list(plan.notes)
     if plan.twin is not None:
         notes += plan.twin.notes()
@@ -43,6 +44,22 @@ def fabric_notes(plan: Plan, obs: Observation) -> list[str]:
         notes.append(
             f"switch QoS tables read on {read} of {total} switch egress ports (a sample: per switch port 0, "
             "one host-facing and one switch-to-switch port; OpenSM gives every external port the same tables)"
+        )
+    return notes + diag_notes(obs)
+
+
+_SHOWN_LINES = 3  # lines of a diag's notes quoted in the report
+
+
+def diag_notes(obs: Observation) -> list[str]:
+    """One note per diag whose output had lines that are not the tool's (ibwarn, libibumad, kernel or syslog
+    lines merged from stderr): they were read past; the first few are quoted."""
+    notes = []
+    for tool, lines in obs.diag_notes.items():
+        more = f" (and {len(lines) - _SHOWN_LINES} more)" if len(lines) > _SHOWN_LINES else ""
+        notes.append(
+            f"{tool} printed {len(lines)} line{'s' * (len(lines) != 1)} besides its output (read past): "
+            f"{'; '.join(lines[:_SHOWN_LINES])}{more}"
         )
     return notes
 
