@@ -27,8 +27,9 @@ Empty output is an empty Fabric (the callers say what that means).
 Proven on (tests/fixtures/ibnetdiscover and tests/fixtures/sim, see tests/fixtures/proven/ibnetdiscover.yaml):
 the infiniband-diags man page's example (OFED 1.2-era, 2007, SDR, ``# Max of 3 hops discovered``, ``1xSDR``),
 a Voltaire 4036 QDR/DDR fabric (1.5 era, version not posted), EDR and HDR ``-p`` (infiniband_exporter's
-fixtures), an HDR ``-f`` with ``e=`` (MLNX_OFED), NDR200 ``2xNDR`` (MQM9700, redacted) and infiniband-diags
-44.0 (rdma-core 44, Debian 12; ibsim) in all four modes.
+fixtures), an HDR ``-f`` with ``e=`` (MLNX_OFED), NDR200 ``2xNDR`` (MQM9700, redacted), a Quantum-3 router
+with ``1xXDR`` (recent rdma-core, version not posted) and infiniband-diags 44.0 (rdma-core 44, Debian 12;
+ibsim) in all four modes.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ from ibprov.probes import ibnetdiscover
 from ibprov.probes._text import ParseError
 from ibprov.probes.ibnetdiscover import Fabric
 
-OLD = "ibnetdiscover/old-diags/"
+VERSIONS = "ibnetdiscover/versions/"  # kept out of ibnetdiscover/*.txt: the discover and ibsim tests take those
 # every capture the reader reads as it is (the NDR200 one hides its GUIDs: see test_ndr200_... below)
 READABLE = [
-    *capture_names("ibnetdiscover/old-diags/*.txt", "sim/ibnetdiscover*.txt"),
+    *capture_names("ibnetdiscover/versions/*.txt", "sim/ibnetdiscover*.txt"),
     "ibnetdiscover/edr-ports-p-mode-excerpt-treydock.txt",
     "ibnetdiscover/hdr-full-f-faked-superbench.txt",
     "ibnetdiscover/hdr-ports-p-mode-excerpt-edited-treydock.txt",
@@ -35,7 +35,7 @@ def parsed(name: str) -> Fabric:
 def test_infiniband_diags_man_page_2007_sdr_fabric() -> None:
     # OFED 1.2-era infiniband-diags (the man page's example, 2007): '# Max of 3 hops discovered', a
     # 'Non-Chassis Nodes' line, a switch block without sysimgguid, 2-port InfiniHost CAs, 4xSDR and 1xSDR
-    fabric = parsed(OLD + "sdr-voltaire-infinihost-man-page-2007.txt")
+    fabric = parsed(VERSIONS + "sdr-voltaire-infinihost-man-page-2007.txt")
     assert fabric.initiated_from == 0x0008F10403960558
     assert fabric.notes == ()
     isr = fabric.node(0x005442BA00003080)
@@ -63,7 +63,7 @@ def test_infiniband_diags_man_page_2007_sdr_fabric() -> None:
 
 def test_voltaire_4036_qdr_ddr_partial_with_a_hash_in_the_description() -> None:
     # infiniband-diags 1.5 era (version not posted): 4xQDR and 4xDDR links, "Voltaire 4036 # v4036"
-    fabric = parsed(OLD + "qdr-ddr-voltaire4036-docstring-partial.txt")
+    fabric = parsed(VERSIONS + "qdr-ddr-voltaire4036-docstring-partial.txt")
     switch = fabric.node(0x0008F10500200134)
     assert switch is not None
     assert (switch.description, switch.port_count, switch.lid) == ("Voltaire 4036 # v4036", 36, 1)
@@ -78,6 +78,29 @@ def test_voltaire_4036_qdr_ddr_partial_with_a_hash_in_the_description() -> None:
     telesto = fabric.node(0x001E0BFFFF4CAFC0)
     assert telesto is not None
     assert [(p.number, p.guid, p.lid) for p in telesto.ports] == [(1, 0x1E0BFFFF4CAFC1, 3)]
+
+
+def test_xdr_router_of_a_quantum_3_system() -> None:
+    # recent rdma-core/DOCA-OFED (version not posted): an 'Rt' node ('rtguid='), a 1xXDR link to its switch ASIC
+    fabric = parsed(VERSIONS + "xdr-quantum3-router-docstring-partial.txt")
+    router = fabric.node(0xB8E924030000B928)
+    assert router is not None
+    assert (router.type, router.description, router.port_count, router.sysimgguid) == (
+        "RT",
+        "MF0;mamba-2132:Q3400_RA/U2/RT",
+        8,
+        0xB8E924030000B900,
+    )
+    assert [(p.number, p.guid, p.lid) for p in router.ports] == [(2, 0xB8E924030000B929, 9)]
+    ((link),) = fabric.links
+    assert (link.width, link.speed, link.b.type, link.b.node_guid, link.b.port, link.b.lid) == (
+        "1x",
+        "XDR",
+        "SW",
+        0xB8E924030000B921,
+        149,
+        8,
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,7 +143,7 @@ def test_ndr200_prompt_is_a_note_and_the_redacted_guid_an_error() -> None:
 
 def test_every_capture_is_tested_above() -> None:
     assert sorted([*READABLE, NDR]) == capture_names(
-        "ibnetdiscover/*.txt", "ibnetdiscover/old-diags/*.txt", "sim/ibnetdiscover*.txt"
+        "ibnetdiscover/*.txt", "ibnetdiscover/versions/*.txt", "sim/ibnetdiscover*.txt"
     )
 
 
@@ -199,6 +222,10 @@ KERNEL = st.sampled_from(
         "[  123.456] some log line",
         "[ 8812.003311] mlx5_core 0000:3b:00.0: mlx5_port_module_event: Port module event: module 0, Cable unplugged",
         "...",
+        # libibumad's message as an FDR cluster's ibnetdiscover printed it (Chinese notes on SX6536, find_string id
+        # 41932268576)
+        "src/query_smp.c:199; umad (DR path slid 0; dlid 0; 0,1,19,5,18 Attr 0x11:0) bad status 110; "
+        "Connection timed out",
     ]
 )
 
