@@ -24,8 +24,9 @@ saying what was expected and quoting its first line. Empty output is a clean fab
 
 Proven on (tests/fixtures/ibqueryerrors and tests/fixtures/sim, see tests/fixtures/proven/ibqueryerrors.yaml):
 an FDR fabric of ConnectX-3 hosts and an SX6036 switch (linux-rdma list, 2021: ``port 0`` and ``port ALL``
-lines, 32-bit counters saturated at 4294967295) and infiniband-diags 44.0 (rdma-core 44, Debian 12; ibsim)
-with ``-c --details`` and ``-r --data``.
+lines, 32-bit counters saturated at 4294967295), a clean node read with a threshold file (infiniband-exporter
+issue 48, 2022: every threshold in ``## Thresholds:``) and infiniband-diags 44.0 (rdma-core 44, Debian 12;
+ibsim) with ``-c --details`` and ``-r --data``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from ibprov.probes.ibqueryerrors import QueryErrors
 
 CAPTURES = capture_names("ibqueryerrors/*.txt", "sim/ibqueryerrors*.txt")
 FDR = "ibqueryerrors/fdr-sx6036-mlx4-linux-rdma-2021.txt"
+CLEAN = "ibqueryerrors/clean-node-threshold-file-infiniband-exporter-issue48.txt"
 
 
 def parsed(name: str) -> QueryErrors:
@@ -56,6 +57,43 @@ def test_fdr_sx6036_and_connectx3_hosts_linux_rdma_2021() -> None:
     assert (result.summary.suppressed, dict(result.summary.thresholds)) == ((), {})
 
 
+THRESHOLDS = [
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "LinkDownedCounter",
+    "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors",
+    "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",
+    "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",
+    "ExcessiveBufferOverrunErrors",
+    "VL15Dropped",
+    "PortXmitWait",
+]
+
+
+def test_clean_node_with_a_threshold_file_infiniband_exporter_2022() -> None:
+    # rdma-core era (2022, version not posted), --threshold-file -G of one clean HCA: no port, every
+    # threshold named in '## Thresholds:' (at 0), the typed command line a note
+    result = parsed(CLEAN)
+    assert result.ports == ()
+    assert result.notes == (
+        "line 1: # ibqueryerrors --verbose --details --data --report-port --switch --ca --threshold-file "
+        "./error_thresholds -G 0xb8cef60300a1d92a",
+    )
+    assert result.summary is not None
+    assert (
+        result.summary.nodes_checked,
+        result.summary.bad_nodes,
+        result.summary.ports_checked,
+        result.summary.bad_ports,
+    ) == (1, 0, 1, 0)
+    assert list(result.summary.thresholds) == THRESHOLDS
+    assert set(result.summary.thresholds.values()) == {0}
+
+
 @pytest.mark.parametrize(
     ("name", "suppressed", "linked"),
     [
@@ -82,6 +120,7 @@ def test_rdma_core_44_modes(name: str, suppressed: tuple[str, ...], linked: int)
 
 def test_every_capture_is_tested_above() -> None:
     assert CAPTURES == [
+        CLEAN,
         FDR,
         "sim/ibqueryerrors-c-details-sim-v44.txt",
         "sim/ibqueryerrors-r-data-sim-v44.txt",
