@@ -21,9 +21,9 @@ its first line. Empty output is an empty LinkInfo.
 
 Proven on (tests/fixtures/iblinkinfo and tests/fixtures/sim, see tests/fixtures/proven/iblinkinfo.yaml): a DDR
 ConnectX pair back to back (ArchWiki), QDR ConnectX-2/Infiniscale-IV (CentOS) and ConnectX-3/IS5035 (LegoOS),
-1.5/1.6 port lines with a ``%9s`` speed and FDR10, EDR SB7700 (2019), HDR Quantum (MLNX_OFED 5.2), an EDR
-link below HDR on a Quantum switch (MLNX_OFED 4.x, ``( Could be 53.125 Gbps)``) and infiniband-diags 44.0
-(rdma-core 44, Debian 12; ibsim) in both modes.
+1.5/1.6 port lines with a ``%9s`` speed and FDR10, an FDR ``-l`` line (SX6036), EDR SB7700 (2019), HDR Quantum
+(MLNX_OFED 5.2), an EDR link below HDR on a Quantum switch (MLNX_OFED 4.x, ``( Could be 53.125 Gbps)``) and
+infiniband-diags 44.0 (rdma-core 44, Debian 12; ibsim) in both modes.
 """
 
 from __future__ import annotations

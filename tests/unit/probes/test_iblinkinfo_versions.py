@@ -101,6 +101,32 @@ def test_old_port_lines_nine_column_speed_and_fdr10() -> None:
         iblinkinfo.parse(read_capture(PORT_LINES))
 
 
+def test_fdr_line_mode_connectx3_sx6036() -> None:
+    # iblinkinfo -l (version not posted): FDR, 4X at 14.0625 Gb/s a lane, the peer's GUID on the line
+    (only,) = parsed("iblinkinfo/fdr-cx3-sx6036-line-mode-docstring-partial.txt").ports
+    assert (only.node_type, only.guid, only.description, only.lid, only.port) == (
+        None,
+        0xF452140300F55051,
+        "ib-test-7 mlx4_0",
+        37,
+        1,
+    )
+    assert (only.width, only.lane_gbps, only.fdr10, only.state, only.phys_state) == (
+        "4X",
+        14.0625,
+        False,
+        "Active",
+        "LinkUp",
+    )
+    assert only.remote is not None
+    assert (only.remote.guid, only.remote.lid, only.remote.port, only.remote.description) == (
+        0xF45214030067C630,
+        5,
+        16,
+        "MF0;switch-e1be74:SX6036/U1",
+    )
+
+
 def test_hdr_quantum_mlnx_ofed_5_2() -> None:
     # MLNX_OFED 5.2 (HPC-X 2.9.0 build, RHEL 8.2), ConnectX-6 on one Quantum HDR switch
     info = parsed("iblinkinfo/hdr-quantum-cx6-mlnx-ofed5.2-rhel8.2.txt")
@@ -155,6 +181,7 @@ def test_every_capture_is_tested_above() -> None:
     assert capture_names("iblinkinfo/*.txt", "sim/iblinkinfo*.txt") == [
         "iblinkinfo/ddr-mt25408-back-to-back-archwiki.txt",
         "iblinkinfo/edr100-sb7700-truncated-at-port18.txt",
+        "iblinkinfo/fdr-cx3-sx6036-line-mode-docstring-partial.txt",
         "iblinkinfo/hdr-edr-quantum-switch-S-mlnx-ofed4.txt",
         "iblinkinfo/hdr-quantum-cx6-mlnx-ofed5.2-rhel8.2.txt",
         "iblinkinfo/port-lines-qdr-ddr-fdr10-ruby-comments-partial.txt",
