@@ -37,6 +37,7 @@ lint: venv
 	$(BIN)/ruff format --check ibprov tests bench scripts
 	$(BIN)/python scripts/gen_spec_docs.py --check
 	$(BIN)/python scripts/gen_verify_docs.py --check
+	$(BIN)/python scripts/gen_reader_docs.py --check
 	$(BIN)/python scripts/import_graph.py --check
 
 # Roles and playbooks: ansible-lint (production profile, yamllint included) and the generated role READMEs.

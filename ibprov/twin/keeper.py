@@ -116,7 +116,7 @@ def main(argv: list[str]) -> int:
             failures = 0
             for client in report.freed:
                 print(
-                    f"{time.strftime('%H:%M:%S')} took back slot {client.slot}: pid {client.pid} on {client.node}"
+                    f"{time.strftime('%H:%M:%S')} took back slot {client.slot}: client id {client.pid} on {client.node}"
                     f"{' (SM)' if client.sm else ''} was gone",
                     flush=True,
                 )

@@ -69,6 +69,9 @@ __all__ = [
 
 IBSIM_PORT = 7070
 MAX_CONTAINERS = 8  # ibsim's 10 client slots: room for the SMs, concurrent fact gathering and verify's diags
+# Bound on each wait of `up` (ibsim ready, SSH to a node): seconds on an idle machine, much more on a loaded one;
+# a wait that succeeds returns at once
+UP_WAIT_S = 120.0
 LABEL = "io.ibprov.twin"
 STATE_FILE = "state.json"
 CONSOLE_FIFO = "/run/ibsim.console"
@@ -376,7 +379,11 @@ def _build(
         f"systemd-run --unit ibsim --working-directory /tmp sh -c 'sleep infinity > {CONSOLE_FIFO} & "
         f"exec stdbuf -oL ibsim -r -l {IBSIM_PORT} -s {NET_IN_CONTAINER} < {CONSOLE_FIFO} > {CONSOLE_LOG} 2>&1'\n",
     )
-    _wait_for(lambda: "Network simulator ready" in _exec(state.ibsim, f"cat {CONSOLE_LOG} 2>/dev/null || true"), 30)
+    _wait_for(
+        lambda: "Network simulator ready" in _exec(state.ibsim, f"cat {CONSOLE_LOG} 2>/dev/null || true"),
+        UP_WAIT_S,
+        f"ibsim in {state.ibsim} to print 'Network simulator ready' in {CONSOLE_LOG}",
+    )
     if not state.key.exists():
         subprocess.run(
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"ibprov-twin-{state.cluster}", "-f", str(state.key)],
@@ -393,7 +400,7 @@ def _build(
         state.save()
     _write_access(state)
     for node in state.nodes.values():
-        _wait_for(functools.partial(_ssh_ok, state, node), 60)
+        _wait_for(functools.partial(_ssh_ok, state, node), UP_WAIT_S, f"SSH to {node.name} ({node.container})")
     say(
         f"twin rack of {state.cluster} is up: ibsim on {state.ibsim} ({state.ibsim_address}), "
         f"{len(state.nodes)} node containers on {state.network}"
@@ -433,13 +440,14 @@ def _ssh_ok(state: RackState, node: RackNode) -> bool:
     return proc.returncode == 0
 
 
-def _wait_for(predicate: Callable[[], bool], timeout: float) -> None:
+def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait for ``predicate`` at most ``timeout`` seconds; else a RackError saying what was awaited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
         time.sleep(0.3)
-    raise RackError(f"the twin rack did not come up within {timeout:g} s")
+    raise RackError(f"the twin rack did not come up: gave up after {timeout:g} s waiting for {what}")
 
 
 # ------------------------------------------------------------------------------------- status, down
@@ -484,13 +492,16 @@ def start_keeper(state: RackState) -> int:
     """Start the rack's slot keeper (:mod:`ibprov.twin.keeper`) unless it runs; its pid."""
     if (pid := _keeper_pid(state.path)) is not None:
         return pid
-    with (state.path / "keeper.log").open("ab") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ibprov.twin.keeper", str(state.path)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    (state.path / KEEPER_PID).write_text(f"{proc.pid}\n")
-    return proc.pid
+    # started by a shell that exits at once: the keeper outlives this process (the CLI's `up` returns) and
+    # is nobody's child to reap; a session of its own keeps a terminal's ^C away from it
+    started = subprocess.run(
+        ["sh", "-c", '"$@" </dev/null >>"$0" 2>&1 & echo $!', str(state.path / "keeper.log"),
+         sys.executable, "-m", "ibprov.twin.keeper", str(state.path)],
+        capture_output=True, text=True, check=True, start_new_session=True, timeout=30,
+    )  # fmt: skip
+    pid = int(started.stdout.strip())
+    (state.path / KEEPER_PID).write_text(f"{pid}\n")
+    return pid
 
 
 def stop_keeper(path: Path) -> bool:
@@ -505,8 +516,6 @@ def stop_keeper(path: Path) -> bool:
     with contextlib.suppress(ProcessLookupError):
         if _keeper_pid(path) == pid:
             os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)  # our child when this process started it: no zombie left
     (path / KEEPER_PID).unlink(missing_ok=True)
     return True
 

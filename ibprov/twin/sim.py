@@ -25,6 +25,9 @@ from ibprov.twinnet.limits import SIM_SPEEDS, SIMULATOR
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
 READY = "Network simulator ready."
+# Bound on waiting for an OpenSM state (SUBNET UP, MASTER, STANDBY): a sweep takes about a second here, but a
+# 2-core machine with every core busy has been seen to take over 30 s; a wait that succeeds returns at once.
+SM_WAIT_S = 120.0
 IBSIM_ENV = "IBPROV_IBSIM"  # another ibsim binary to run the twin with (e.g. one that runs NDR)
 _NDR_PROBE = (
     'switchguid=0x0200000000000100\nSwitch\t2 "S-probe"\t\t# "probe" enhanced port 0\n'
@@ -108,6 +111,16 @@ class OpenSM:
                 return False
             time.sleep(0.2)
         return False
+
+    def expect(self, text: str, timeout: float = SM_WAIT_S, after: int = 0) -> None:
+        """Wait until ``text`` appears in the log past ``after``; else SimError saying what was awaited, for
+        how long (or that OpenSM exited) and the log's last lines."""
+        if self.wait_for(text, timeout, after):
+            return
+        ended = self.proc.poll()
+        how = f"exited ({ended})" if ended is not None else f"gave up after {timeout:g} s"
+        tail = "\n".join(self.log_text()[after:].strip().splitlines()[-15:])
+        raise SimError(f"OpenSM on {self.sim_host}: {how} waiting for {text!r} in {self.log}; its last lines:\n{tail}")
 
     def signal(self, sig: int) -> None:
         if self.proc.poll() is None:
@@ -252,9 +265,10 @@ def start_sim(
         if proc.poll() is not None:
             break
         time.sleep(0.05)
+    how = f"exited ({proc.poll()})" if proc.poll() is not None else f"gave up after {timeout:g} s waiting for {READY!r}"
     sim.stop()
     tail = " / ".join(output.read_text(errors="replace").strip().splitlines()[-3:])
-    raise SimError(f"ibsim did not start on {netfile}: {tail or 'no output'}")
+    raise SimError(f"ibsim did not start on {netfile}: {how}; its last lines: {tail or 'no output'}")
 
 
 def _stop(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:

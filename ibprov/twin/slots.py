@@ -7,12 +7,17 @@ its slot stays taken until ibsim exits. Ten such deaths use the fabric up: every
 "can't open new connection".
 
 ibsim's console lists the clients (``Attached``: ``Client N: pid P connected at "NODE" port 0x..., lid L,
-qp Q [SM]``) and frees one (``X N``). The pid is the client's own ``getpid()``, i.e. in its PID namespace
-(a node container's, or this host's), and NODE is the simulated node it attached to (its ``SIM_HOST``). So a
-slot is held by a live process when some process on this host (root sees every container's processes in
-``/proc``) has libumad2sim preloaded, ``SIM_HOST=NODE`` in its environment, and P as its innermost pid
-(``NSpid``). Matching is deliberately loose (any twin's process with that node and pid counts): a live
-client taken for dead would lose its fabric, a dead one taken for live only waits for the next look.
+qp Q [SM]``) and frees one (``X N``). NODE is the simulated node the client attached to (its ``SIM_HOST``);
+P is the id umad2sim connected with (ibsim's ``umad2sim/sim_client.c``, ``sim_connect(sc, remote_mode ?
+port : pid, ...)``): on a local socket the client's own ``getpid()``, i.e. in its PID namespace (a node
+container's, or this host's); in remote mode (``IBSIM_SERVER_NAME`` set: the rack) the UDP port of the
+socket it receives on, which it holds while it lives. So a slot is held by a live process when some process
+on this host (root sees every container's processes in ``/proc``) has libumad2sim preloaded,
+``SIM_HOST=NODE`` in its environment, and P as its innermost pid (``NSpid``) or as the local port of a UDP
+socket among its open files (``/proc/PID/net/udp`` of its network namespace, by socket inode). Matching is
+deliberately loose (any twin's process with that node and that pid or port counts): a live client taken for
+dead would lose its fabric (and is left attached to nothing), a dead one taken for live only waits for the
+next look.
 A slot is freed only when two looks, :data:`CONFIRM_S` apart, both find no holder (a process that has just
 connected is in ``/proc`` before it can be listed; one that has just exited normally has disconnected).
 
@@ -21,6 +26,8 @@ connected is in ``/proc`` before it can be listed; one that has just exited norm
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +43,7 @@ __all__ = [
     "parse_attached",
     "reclaim",
     "sim_processes",
+    "udp_ports",
     "unheld",
 ]
 
@@ -52,7 +60,7 @@ class Client:
     """One taken slot, as ibsim's ``Attached`` lists it."""
 
     slot: int
-    pid: int  # in the client's PID namespace
+    pid: int  # the id it connected with: its pid in its PID namespace, or (remote mode) its UDP port
     node: str  # the simulated node it attached to (its SIM_HOST)
     port_guid: int
     lid: int
@@ -81,12 +89,13 @@ class SlotReport:
         return MAX_CLIENTS - len(self.clients) + len(self.freed)
 
     def lines(self) -> list[str]:
-        """``twin status``' lines: slots in use, each client and its holder, the slots just taken back."""
+        """``twin status``' lines: slots in use, each client and its holder (its command and its pid on this
+        host), or ibsim's id of a client whose process is gone, and the slots just taken back."""
         out = [f"ibsim client slots: {len(self.clients) - len(self.freed)} of {MAX_CLIENTS} in use"]
         freed = {c.slot for c in self.freed}
         for client in self.clients:
             holder = self.holders.get(client.slot)
-            who = f"{holder.comm} (pid {client.pid})" if holder else f"pid {client.pid}"
+            who = f"{holder.comm} (pid {holder.host_pid})" if holder else f"client id {client.pid}"
             where = f"{who} on {client.node}{' as SM' if client.sm else ''}"
             if holder is None:
                 where += ": its process is gone" + ("; taken back" if client.slot in freed else "")
@@ -140,8 +149,46 @@ def sim_processes(proc: Path = Path("/proc")) -> dict[tuple[str, int], Holder]:
             comm = (entry / "comm").read_text().strip()
         except OSError:
             continue
-        out[(env["SIM_HOST"], ns_pid)] = Holder(int(entry.name), comm)
+        holder = Holder(int(entry.name), comm)
+        out[(env["SIM_HOST"], ns_pid)] = holder
+        if env.get("IBSIM_SERVER_NAME"):  # remote mode: ibsim knows the client by its UDP port
+            for port in _udp_ports(entry):
+                out[(env["SIM_HOST"], port)] = holder
     return out
+
+
+def _udp_ports(entry: Path) -> set[int]:
+    """The local ports of the UDP sockets process ``entry`` has open (IPv4: umad2sim's remote mode)."""
+    try:
+        inodes = {
+            link[len("socket:[") : -1]
+            for fd in (entry / "fd").iterdir()
+            if (link := _readlink(fd)).startswith("socket:[")
+        }
+        table = (entry / "net" / "udp").read_text().splitlines()[1:]
+    except OSError:
+        return set()
+    return set(udp_ports(table, inodes))
+
+
+def udp_ports(table: Sequence[str], inodes: set[str]) -> list[int]:
+    """The local ports of the rows of a ``/proc/net/udp`` table (header dropped) whose socket inode is in
+    ``inodes``; rows that do not have the table's columns are passed over."""
+    ports = []
+    for row in table:
+        cols = row.split()
+        if len(cols) < 10 or ":" not in cols[1] or cols[9] not in inodes:
+            continue
+        with contextlib.suppress(ValueError):
+            ports.append(int(cols[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _readlink(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
 
 
 def holders(clients: Sequence[Client], processes: Mapping[tuple[str, int], Holder]) -> dict[int, Holder]:

@@ -95,7 +95,7 @@ def start_planned_sms(loaded: LoadedSpec, run: TwinRun) -> TwinRun:
             sm = run.sim.start_opensm(hca_id(inst.node, device), conf, name=f"opensm-{inst.node}-{device}")
             settled = "SUBNET UP" if not run.sms else "Entering STANDBY state"
             run.sms.append((inst.node, inst.priority, sm))
-            assert sm.wait_for(settled, 60), sm.log_text()[-2000:]
+            sm.expect(settled)
     except BaseException:
         run.stop()
         raise

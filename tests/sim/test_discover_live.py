@@ -110,9 +110,9 @@ def live(net: str, workdir: Path, case: Case | None) -> Iterator[SimFabric]:
     try:
         if case is not None:
             master = sim.start_opensm(case.master, args=["-p", "14"], name="sm-master")
-            assert master.wait_for("SUBNET UP", 60), master.log_text()[-2000:]
+            master.expect("SUBNET UP")
             standby = sim.start_opensm(case.standby, args=["-p", "3"], name="sm-standby")
-            assert standby.wait_for("Entering STANDBY state", 60), standby.log_text()[-2000:]
+            standby.expect("Entering STANDBY state")
         yield sim
     finally:
         sim.stop()

@@ -39,10 +39,10 @@ def capture(tmp_path_factory: pytest.TempPathFactory) -> Capture:
     plan = load_spec(FAT_TREE)
     run = start_twin(plan, workdir)
     try:
-        assert run.master.wait_for("SUBNET UP", 120), run.master.log_text()[-2000:]
+        run.master.expect("SUBNET UP")
         for _node, _priority, sm in run.sms:
             if sm is not run.master:  # the live skeleton records the standbys too
-                assert sm.wait_for("Entering STANDBY state", 60), sm.log_text()[-2000:]
+                sm.expect("Entering STANDBY state")
         host = run.sim_hosts["node01/mlx5_0"]
         out = run.sim.run(["ibnetdiscover"], host)
         assert out.returncode == 0, out.stderr

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -84,6 +86,44 @@ def keep_ibsim_log(state: RackState) -> None:
     (ARTIFACTS / "twin-rack-ibsim.log").write_text(log)
 
 
+def a_killed_diag_gives_its_slot_back(state: RackState) -> None:
+    """A diag killed inside a node container (SIGKILL: umad2sim never says goodbye) holds its ibsim slot until
+    the rack's keeper sees its process gone and takes the slot back; the SMs' slots stay theirs."""
+    from ibprov.twin.keeper import INTERVAL_S, slot_report
+    from ibprov.twin.rack import podman
+    from ibprov.twin.slots import Client
+
+    node = state.nodes["cn01"]
+    start = "set -a; . /etc/environment; cd /tmp; ibping -S >/dev/null 2>&1 & echo $!"
+    pid = int(podman("exec", node.container, "sh", "-c", start, timeout=60).strip())
+
+    def ibping() -> list[Client]:  # remote mode: ibsim knows a client by its UDP port; the keeper finds its process
+        report = slot_report(state, free=False)
+        held = {slot: h.comm for slot, h in report.holders.items()}
+        return [c for c in report.clients if c.node == node.sim_host and held.get(c.slot) == "ibping"]
+
+    wait_until(lambda: bool(ibping()), 30, f"ibping -S (pid {pid} in {node.container}) to attach to ibsim")
+    (client,) = ibping()
+    assert f"slot {client.slot}: ibping (pid " in "\n".join(slot_report(state, free=False).lines())
+    podman("exec", node.container, "kill", "-9", str(pid), timeout=30)
+    wait_until(
+        lambda: client not in slot_report(state, free=False).clients,
+        10 * INTERVAL_S + 30,
+        f"the keeper to take back slot {client.slot} of the killed ibping",
+    )
+    assert f"client id {client.pid} on {node.sim_host} was gone" in (state.path / "keeper.log").read_text()
+    shown = slot_report(state, free=False).lines()
+    assert sum(" as SM" in line and "opensm" in line for line in shown) == 2, shown  # sm01's and sm02's
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait for ``predicate`` (bounded); on giving up, say what was waited for and how long."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"gave up after {timeout:g} s waiting for {what}"
+        time.sleep(0.5)
+
+
 def verify(loaded: LoadedSpec) -> Report:
     """What `ibprov verify SPEC --target twin` runs: every section but those run only when asked for, on the
     rack as it is now (its faults decide where the diags run from)."""
@@ -128,6 +168,8 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         nodes = clean.section("nodes")
         assert nodes.facts.as_dict() == {"hosts": 5, "hosts_reached": 5}
         assert any("judged on /etc/security/limits.d" in text for c in nodes.checks for _o, text in c.caveats)
+
+        a_killed_diag_gives_its_slot_back(state)
 
         on_twin = VerifyOptions(target=verify_target(state))
         perf = run_sections(loaded, [section_info("perf")], on_twin).section("perf")
@@ -180,6 +222,7 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         keep_ibsim_log(state)
         removed = down(loaded)
     assert state.ibsim in removed
+    assert "the slot keeper" in removed
     assert podman_names("container", state.run_id) == []
     assert podman_names("network", state.run_id) == []
     assert not Path(state.directory).exists()

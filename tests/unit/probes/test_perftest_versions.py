@@ -71,13 +71,24 @@ def test_perftest_6_06_without_a_device_is_a_failed_result_with_its_error(name: 
     assert (result.ok, result.complete, result.bandwidth, result.latency) == (False, False, (), ())
 
 
-DOCA = "perftest/ndr400-cx7-{}-doca3.3-client.txt"
+def test_an_all_sizes_read_bandwidth_table_whose_printed_precision_changes_between_rows() -> None:
+    """ib_read_bw -a --report_gbits on HDR200 (Azure's AKS RDMA test output): 23 sizes from 2 B to 8 MiB, the
+    smallest printed with six decimals and the rest with two, the script's own lines and '...' as notes."""
+    result = perftest.parse(read_capture("perftest/hdr200-ib_read_bw-a-gbits-client-partial-azure-aks.txt"))
+    rows = result.bandwidth
+    assert [r.bytes for r in rows] == [2**i for i in range(1, 24)]
+    assert {r.iterations for r in rows} == {5000}
+    assert {r.unit for r in rows} == {"Gb/sec"}
+    assert (rows[0].bw_peak_gbps, rows[0].bw_average_gbps, rows[0].msg_rate_mpps) == (0.045444, 0.045291, 2.830684)
+    assert (rows[2].bw_average_gbps, rows[-1].bw_average_gbps, rows[-1].msg_rate_mpps) == (0.18, 197.48, 0.002943)
+    assert (result.ok, result.complete) == (True, True)
+    assert "line 2: Starting RDMA client 'ib_read_bw' for mlx5_0 (Port 18515)..." in result.notes
 
 
 def test_the_25_10_layout_of_doca_3_3_send_bandwidth_in_mib() -> None:
     """DOCA-OFED 3.3.0's perftest (layout of 25.10: 'Disabling dynamic polling' before the header, 'Using Enhanced
     Reorder', 'CQE Poll Batch', BW in MiB/sec), ConnectX-7 NDR back to back."""
-    result = perftest.parse(read_capture(DOCA.format("ib_send_bw-mib")))
+    result = perftest.parse(read_capture("perftest/ndr400-cx7-ib_send_bw-mib-doca3.3-client.txt"))
     (row,) = result.bandwidth
     assert (row.bytes, row.iterations, row.unit, row.printed_average) == (65536, 1000, "MiB/sec", 46557.03)
     assert row.bw_average_gbps == pytest.approx(46557.03 * 2**20 * 8 / 1e9)  # 390.5 Gb/s on a 400G link
@@ -94,14 +105,14 @@ def test_the_25_10_layout_of_doca_3_3_send_bandwidth_in_mib() -> None:
 
 
 def test_the_25_10_layout_of_doca_3_3_send_latency() -> None:
-    result = perftest.parse(read_capture(DOCA.format("ib_send_lat")))
+    result = perftest.parse(read_capture("perftest/ndr400-cx7-ib_send_lat-doca3.3-client.txt"))
     (row,) = result.latency
     assert (row.bytes, row.t_min, row.t_typical, row.t_avg, row.p99, row.p99_9) == (2, 1.24, 1.27, 1.27, 1.37, 5.19)
     assert (result.setup.max_inline, len(result.warnings)) == (236, 2)
 
 
 def test_the_25_10_layout_of_doca_3_3_write_bandwidth_with_dynamic_cqe_batching() -> None:
-    result = perftest.parse(read_capture(DOCA.format("ib_write_bw-gbits")))
+    result = perftest.parse(read_capture("perftest/ndr400-cx7-ib_write_bw-gbits-doca3.3-client.txt"))
     (row,) = result.bandwidth
     assert (row.unit, row.bw_peak_gbps, row.bw_average_gbps, row.msg_rate_mpps) == ("Gb/sec", 392.38, 392.34, 0.748336)
     assert result.setup.fields["cqe_poll_batch"] == "Dynamic"

@@ -9,7 +9,16 @@ from pathlib import Path
 
 from captures import read_capture
 
-from ibprov.twin.slots import Client, Holder, SlotReport, parse_attached, reclaim, sim_processes, unheld
+from ibprov.twin.slots import (
+    Client,
+    Holder,
+    SlotReport,
+    parse_attached,
+    reclaim,
+    sim_processes,
+    udp_ports,
+    unheld,
+)
 
 ATTACHED = read_capture("ibsim/attached-opensm-and-two-ibping-one-killed-v0.10.txt")
 OPENSM, PING2, PING3 = parse_attached(ATTACHED)
@@ -58,9 +67,9 @@ def test_a_slot_whose_process_is_gone_in_two_looks_is_freed_and_live_ones_are_ke
     assert report.free == 8
     assert report.lines() == [
         "ibsim client slots: 2 of 10 in use",
-        "    slot 0: opensm (pid 6311) on H0 as SM",
-        "    slot 1: pid 6321 on H2: its process is gone; taken back",
-        "    slot 2: ibping (pid 6322) on H3",
+        "    slot 0: opensm (pid 900) on H0 as SM",
+        "    slot 1: client id 6321 on H2: its process is gone; taken back",
+        "    slot 2: ibping (pid 902) on H3",
     ]
 
 
@@ -106,3 +115,40 @@ def test_processes_are_found_by_preloaded_umad2sim_sim_host_and_innermost_pid(tm
         ("H-node01", 212): Holder(4100, "opensm"),
         ("H-probe", 4200): Holder(4200, "ibnetdiscover"),
     }
+
+
+# /proc/PID/net/udp of an OpenSM in a twin rack container (ibsim remote mode), read on this machine
+UDP_TABLE = """\
+   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
+ 3923: 0300590A:AF20 0200590A:1B9E 01 00000000:00000000 00:00000000 00000000     0        0 236698 2 00000000a036f312 0
+ 9780: 0300590A:8601 0200590A:1B9F 01 00000000:00000000 00:00000000 00000000     0        0 236697 2 00000000a9e78f7a 0
+ 9781: 0100007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 111111 2 00000000a9e78f7b 0
+"""
+
+
+def test_in_remote_mode_a_client_is_held_by_the_process_with_its_udp_port(tmp_path: Path) -> None:
+    """ibsim lists a remote client by the UDP port it receives on (0x8601 = 34305), not by its pid: the
+    process that has that socket open holds the slot; another process's socket in the same table does not."""
+    lib = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+    env = {"LD_PRELOAD": lib, "SIM_HOST": "H-sm01-mlx5_0", "IBSIM_SERVER_NAME": "10.89.0.2"}
+    entry = tmp_path / "2299"
+    (entry / "fd").mkdir(parents=True)
+    (entry / "net").mkdir()
+    (entry / "environ").write_bytes(b"\0".join(f"{k}={v}".encode() for k, v in env.items()) + b"\0")
+    (entry / "status").write_text("Name:\topensm\nNSpid:\t2299\t1497\n")
+    (entry / "comm").write_text("opensm\n")
+    (entry / "net" / "udp").write_text(UDP_TABLE)
+    for fd, inode in (("4", "236696"), ("5", "236697"), ("6", "236698")):
+        (entry / "fd" / fd).symlink_to(f"socket:[{inode}]")
+    found = sim_processes(tmp_path)
+    assert found[("H-sm01-mlx5_0", 34305)] == Holder(2299, "opensm")
+    assert found[("H-sm01-mlx5_0", 0xAF20)] == Holder(2299, "opensm")
+    assert ("H-sm01-mlx5_0", 0x35) not in found, "a socket of another process in the namespace"
+    client = parse_attached('Client 0: pid 34305 connected at "H-sm01-mlx5_0" port 0x2004b370ffea501, lid 1, qp 0 SM')
+    assert unheld(client, found) == []
+
+
+def test_udp_rows_without_the_tables_columns_are_passed_over() -> None:
+    assert udp_ports(
+        ["garbage", " 1: 0100007F:zz 0:0 07 x x x x 0 0 5", *UDP_TABLE.splitlines()[1:]], {"5", "236697"}
+    ) == [34305]
