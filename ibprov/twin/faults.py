@@ -37,6 +37,10 @@ __all__ = ["KINDS", "heal", "inject"]
 
 KINDS = ("unlink", "swap", "counters", "degrade", "rogue-sm", "pkey-drift")
 _WIDTH = {Width.X1: 1, Width.X4: 2, Width.X8: 4, Width.X12: 8, Width.X2: 16}
+SM_LOGS = "/var/log/opensm.*.log"  # where the ib_sm role's units log (ib-opensm@GUID: --log_file)
+# Bound on waiting for the master's sweep after a fault step (a second here, far more on a loaded machine);
+# an SM still sweeping then is restarted and given as long again
+SWEEP_WAIT_S = 90.0
 _SPEED = {Speed.SDR: ("speed", 1), Speed.DDR: ("speed", 2), Speed.QDR: ("speed", 4)}
 _SPEED |= {Speed.FDR: ("espeed", 1), Speed.EDR: ("espeed", 2), Speed.HDR: ("espeed", 4)}
 
@@ -93,7 +97,48 @@ def _lids(state: RackState, loaded: LoadedSpec) -> dict[str, int]:
     return out
 
 
+def _subnet_ups(container: str) -> int:
+    """How many sweeps the OpenSM(s) in ``container`` have finished (``SUBNET UP`` lines in their logs)."""
+    out = podman(
+        "exec", container, "sh", "-c", f"cat {SM_LOGS} 2>/dev/null | grep -c 'SUBNET UP' || true",
+        check=False, timeout=60,
+    )  # fmt: skip
+    return int(out.strip()) if out.strip().isdigit() else 0
+
+
+def _swept_since(container: str, before: int, timeout: float) -> bool:
+    """Whether the SM in ``container`` finishes a sweep (more than ``before`` done) within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while _subnet_ups(container) <= before:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
 def _run(state: RackState, op: dict[str, Any]) -> None:
+    """One step of a fault or its undo; with ``swept: CONTAINER``, it returns once the SM in that container
+    has finished a sweep after the step (its effect is then on the fabric), not after a guessed time."""
+    before = _subnet_ups(op["swept"]) if "swept" in op else 0
+    _step(state, op)
+    if "swept" in op:
+        container, what = op["swept"], next(k for k in op if k not in ("swept", "settle"))
+        if not _swept_since(container, before, SWEEP_WAIT_S):
+            # umad2sim takes the timeout off every MAD, so a response ibsim drops (a loaded machine drops
+            # more) leaves OpenSM's sweep waiting for ever; a restarted OpenSM sweeps from the start
+            before = _subnet_ups(container)
+            podman("exec", container, "systemctl", "restart", "ib-opensm@*", check=False, timeout=120)
+            if not _swept_since(container, before, SWEEP_WAIT_S):
+                raise RackError(
+                    f"gave up waiting for the SM in {container} to finish a sweep (a new 'SUBNET UP' in {SM_LOGS}) "
+                    f"after the fault's {what} step: {SWEEP_WAIT_S:g} s, then {SWEEP_WAIT_S:g} s more after "
+                    "restarting it"
+                )
+    if op.get("settle"):
+        time.sleep(float(op["settle"]))
+
+
+def _step(state: RackState, op: dict[str, Any]) -> None:
     if "console" in op:
         _console(state, *op["console"])
     elif "portstate" in op:  # an SMP by LID: while the SM re-sweeps after an earlier fault, routes may lag
@@ -123,8 +168,6 @@ def _run(state: RackState, op: dict[str, Any]) -> None:
             time.sleep(2)
     elif "sweep" in op:  # a heavy sweep of the planned master: links that changed come up at once
         podman("exec", op["sweep"], "systemctl", "kill", "-s", "HUP", "ib-opensm@*", check=False)
-    if op.get("settle"):
-        time.sleep(float(op["settle"]))
 
 
 def _enable_steps(ends: Sequence[tuple[int, int]], field: str, old: int, new: int) -> list[dict[str, Any]]:
@@ -214,7 +257,8 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
         )
     sms = _sm_containers(state, loaded)
     if kind in ("unlink", "swap", "degrade") and sms:  # let the master see the new links at once
-        do, undo = [*do, {"sweep": sms[0], "settle": 2}], [*undo, {"sweep": sms[0], "settle": 2}]
+        sweep = {"sweep": sms[0], "swept": sms[0]}
+        do, undo = [*do, sweep], [*undo, sweep]
     # the nodes at both ends of every cable the fault changes: host-side diags never run as one of them (a
     # swapped or unlinked HCA sees no fabric, or one whose routes the SM is still changing)
     changed = [parse_endpoint(a) for a in args[: {"unlink": 1, "swap": 2, "degrade": 1}.get(kind, 0)]]
@@ -245,8 +289,9 @@ def _pkey_drift(
     drift = PKey(next(b for b in range(MAX_PARTITION_BASE, MIN_PARTITION_BASE - 1, -1) if b not in used), full=True)
     line = f"ibprov_drift=0x{drift.base:04x}, ipoib : {fmt_guid(guid)}={drift.membership} ;"
     hup = "systemctl kill -s HUP 'ib-opensm@*'"
-    do = [{"exec": [container, f"cp {conf} {conf}.ibprov-heal && echo '{line}' >> {conf} && {hup}"], "settle": 3}]
-    undo = [{"exec": [container, f"mv {conf}.ibprov-heal {conf} && {hup}"], "settle": 3}]
+    add = f"cp {conf} {conf}.ibprov-heal && echo '{line}' >> {conf} && {hup}"
+    do = [{"exec": [container, add], "swept": container}]
+    undo = [{"exec": [container, f"mv {conf}.ibprov-heal {conf} && {hup}"], "swept": container}]
     return do, undo, f"added {node}'s port to an unplanned partition 0x{drift.base:04x} on {master}"
 
 
