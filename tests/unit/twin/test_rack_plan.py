@@ -98,18 +98,53 @@ def test_diags_never_run_as_an_hca_at_the_far_end_of_a_swapped_switch_port(tmp_p
     assert state.probe_host() != "H-node02-mlx5_0"
 
 
-@pytest.fixture
-def console(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    sent: list[str] = []
+class FakePodman:
+    """``podman`` for the fault steps: records what is sent into the containers; the SM "sweeps" (one more
+    ``SUBNET UP`` in its log) after each command when ``sweeps`` is true, and never when it is false."""
 
-    def podman(*argv: str, **_kw: Any) -> str:
-        if argv[:1] == ("exec",):
-            sent.append(argv[-1])
+    def __init__(self, sweeps: bool) -> None:
+        self.sent: list[str] = []
+        self.sweeps = sweeps
+        self.subnet_ups = 0
+        self.restarts: list[str] = []
+
+    def __call__(self, *argv: str, **_kw: Any) -> str:
+        if argv[:1] != ("exec",):
+            return ""
+        if "SUBNET UP" in argv[-1]:
+            return f"{self.subnet_ups}\n"
+        if argv[2:4] == ("systemctl", "restart"):
+            self.restarts.append(argv[1])
+        self.sent.append(argv[-1])
+        self.subnet_ups += 1 if self.sweeps else 0
         return ""
 
-    monkeypatch.setattr(faults, "podman", podman)
+
+@pytest.fixture
+def console(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    fake = FakePodman(sweeps=True)
+    monkeypatch.setattr(faults, "podman", fake)
     monkeypatch.setattr(faults.time, "sleep", lambda _s: None)
-    return sent
+    return fake.sent
+
+
+def test_a_sweep_step_restarts_an_sm_that_never_sweeps_then_gives_up_naming_both_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fault's sweep step waits for a new SUBNET UP (bounded), restarts the SM once, waits again, and
+    then fails with what it waited for; the clock is the test's, so no real time passes."""
+    fake = FakePodman(sweeps=False)
+    now = [0.0]
+    monkeypatch.setattr(faults, "podman", fake)
+    monkeypatch.setattr(faults.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+    monkeypatch.setattr(faults.time, "monotonic", lambda: now[0])
+    loaded = load_spec(REPO / "examples" / "rack.yaml")
+    state = rack_state(tmp_path)
+    state.save()
+    with pytest.raises(RackError, match=r"finish a sweep .*SUBNET UP.* 90 s, then 90 s more after restarting it"):
+        faults.inject(state, loaded, "unlink", ["node03/mlx5_0:1"])
+    assert len(fake.restarts) == 1, "the hung SM is restarted once, not in a loop"
+    assert 180 <= now[0] < 200, "both waits are bounded by SWEEP_WAIT_S"
 
 
 def test_each_console_fault_sends_exactly_its_commands_and_heal_undoes_them_newest_first(
