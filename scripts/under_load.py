@@ -9,7 +9,7 @@ to ``--log`` (one line per run); the command's own output goes to a file per run
 Usage:
     scripts/under_load.py [--times 10] [--hogs N] [--log out/under-load/runs.log] -- CMD...
 
-Example (what docs/twin-under-load.md records):
+Example (what docs/verify.md records, under "ibsim's client slots, and waits on a loaded machine"):
     scripts/under_load.py --times 10 -- .venv/bin/pytest -q -m sim tests/sim/test_verify_faults.py
 """
 

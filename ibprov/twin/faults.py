@@ -116,24 +116,53 @@ def _swept_since(container: str, before: int, timeout: float) -> bool:
     return True
 
 
+def _sm_units(container: str) -> list[str]:
+    """The ib_sm role's OpenSM units in ``container`` (``ib-opensm@GUID.service``), running or not."""
+    out = podman(
+        "exec", container, "systemctl", "list-units", "--all", "--plain", "--no-legend", "ib-opensm@*",
+        check=False, timeout=60,
+    )  # fmt: skip
+    return [line.split()[0] for line in out.splitlines() if line.startswith("ib-opensm@")]
+
+
+def _cold_restart(containers: Sequence[str]) -> bool:
+    """Stop the OpenSMs in every SM container, start the first container's (the highest priority) alone, and
+    once it has swept as master the others' (they come up STANDBY: no handover on the way); returns whether
+    the first swept within :data:`SWEEP_WAIT_S`."""
+    units = {c: _sm_units(c) for c in containers}
+    for container in containers:
+        if units[container]:
+            podman("exec", container, "systemctl", "stop", *units[container], check=False, timeout=120)
+    first = containers[0]
+    before = _subnet_ups(first)
+    podman("exec", first, "systemctl", "start", *units[first], check=False, timeout=120)
+    swept = _swept_since(first, before, SWEEP_WAIT_S)
+    for container in containers[1:]:
+        if units[container]:
+            podman("exec", container, "systemctl", "start", *units[container], check=False, timeout=120)
+    return swept
+
+
 def _run(state: RackState, op: dict[str, Any]) -> None:
     """One step of a fault or its undo; with ``swept: CONTAINER``, it returns once the SM in that container
-    has finished a sweep after the step (its effect is then on the fabric), not after a guessed time."""
+    has finished a sweep after the step (its effect is then on the fabric), not after a guessed time.
+
+    umad2sim takes the timeout off every MAD, so a MAD ibsim forwards to another SM (SMInfo, a handover)
+    that is never answered, or a response lost on a loaded machine, leaves an OpenSM's sweep waiting for
+    ever where the kernel would have timed it out. A sweep that has not finished in :data:`SWEEP_WAIT_S` is
+    taken as that: the planned SMs (``sms``, highest priority first) are restarted from cold, as an admin
+    would, and given as long again."""
     before = _subnet_ups(op["swept"]) if "swept" in op else 0
     _step(state, op)
     if "swept" in op:
-        container, what = op["swept"], next(k for k in op if k not in ("swept", "settle"))
-        if not _swept_since(container, before, SWEEP_WAIT_S):
-            # umad2sim takes the timeout off every MAD, so a response ibsim drops (a loaded machine drops
-            # more) leaves OpenSM's sweep waiting for ever; a restarted OpenSM sweeps from the start
-            before = _subnet_ups(container)
-            podman("exec", container, "systemctl", "restart", "ib-opensm@*", check=False, timeout=120)
-            if not _swept_since(container, before, SWEEP_WAIT_S):
-                raise RackError(
-                    f"gave up waiting for the SM in {container} to finish a sweep (a new 'SUBNET UP' in {SM_LOGS}) "
-                    f"after the fault's {what} step: {SWEEP_WAIT_S:g} s, then {SWEEP_WAIT_S:g} s more after "
-                    "restarting it"
-                )
+        container, what = op["swept"], next(k for k in op if k not in ("swept", "sms", "settle"))
+        sms = list(op.get("sms") or [container])
+        if not _swept_since(container, before, SWEEP_WAIT_S) and not _cold_restart(sms):
+            raise RackError(
+                f"gave up waiting for the SM in {container} to finish a sweep (a new 'SUBNET UP' in {SM_LOGS}) "
+                f"after the fault's {what} step: {SWEEP_WAIT_S:g} s, then {SWEEP_WAIT_S:g} s more after "
+                f"restarting the SMs ({', '.join(sms)}) from cold"
+            )
     if op.get("settle"):
         time.sleep(float(op["settle"]))
 
@@ -257,7 +286,7 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
         )
     sms = _sm_containers(state, loaded)
     if kind in ("unlink", "swap", "degrade") and sms:  # let the master see the new links at once
-        sweep = {"sweep": sms[0], "swept": sms[0]}
+        sweep = {"sweep": sms[0], "swept": sms[0], "sms": sms}
         do, undo = [*do, sweep], [*undo, sweep]
     # the nodes at both ends of every cable the fault changes: host-side diags never run as one of them (a
     # swapped or unlinked HCA sees no fabric, or one whose routes the SM is still changing)
@@ -290,8 +319,9 @@ def _pkey_drift(
     line = f"ibprov_drift=0x{drift.base:04x}, ipoib : {fmt_guid(guid)}={drift.membership} ;"
     hup = "systemctl kill -s HUP 'ib-opensm@*'"
     add = f"cp {conf} {conf}.ibprov-heal && echo '{line}' >> {conf} && {hup}"
-    do = [{"exec": [container, add], "swept": container}]
-    undo = [{"exec": [container, f"mv {conf}.ibprov-heal {conf} && {hup}"], "swept": container}]
+    sms = _sm_containers(state, loaded)
+    do = [{"exec": [container, add], "swept": container, "sms": sms}]
+    undo = [{"exec": [container, f"mv {conf}.ibprov-heal {conf} && {hup}"], "swept": container, "sms": sms}]
     return do, undo, f"added {node}'s port to an unplanned partition 0x{drift.base:04x} on {master}"
 
 

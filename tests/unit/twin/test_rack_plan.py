@@ -99,52 +99,83 @@ def test_diags_never_run_as_an_hca_at_the_far_end_of_a_swapped_switch_port(tmp_p
 
 
 class FakePodman:
-    """``podman`` for the fault steps: records what is sent into the containers; the SM "sweeps" (one more
-    ``SUBNET UP`` in its log) after each command when ``sweeps`` is true, and never when it is false."""
+    """``podman`` for the fault steps: records what is sent into the containers and the SM units stopped and
+    started; the SM "sweeps" (one more ``SUBNET UP`` in its log) after each command when ``sweeps`` is
+    "always", never when "never", and only once started again from cold when "after-restart"."""
 
-    def __init__(self, sweeps: bool) -> None:
+    UNIT = "ib-opensm@0x0c42a10300d8e2a0.service"
+
+    def __init__(self, sweeps: str) -> None:
         self.sent: list[str] = []
         self.sweeps = sweeps
         self.subnet_ups = 0
-        self.restarts: list[str] = []
+        self.units: list[str] = []
 
     def __call__(self, *argv: str, **_kw: Any) -> str:
         if argv[:1] != ("exec",):
             return ""
         if "SUBNET UP" in argv[-1]:
             return f"{self.subnet_ups}\n"
-        if argv[2:4] == ("systemctl", "restart"):
-            self.restarts.append(argv[1])
+        if argv[2:4] == ("systemctl", "list-units"):
+            return f"{self.UNIT} loaded active running OpenSM for port 0x0c42a10300d8e2a0\n"
+        if argv[2:3] == ("systemctl",) and argv[3] in ("stop", "start"):
+            self.units.append(f"{argv[3]} {argv[1].rsplit('-', 1)[1]}: {' '.join(argv[4:])}")
+            self.subnet_ups += 1 if argv[3] == "start" and self.sweeps == "after-restart" else 0
+            return ""
         self.sent.append(argv[-1])
-        self.subnet_ups += 1 if self.sweeps else 0
+        self.subnet_ups += 1 if self.sweeps == "always" else 0
         return ""
 
 
 @pytest.fixture
 def console(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    fake = FakePodman(sweeps=True)
+    fake = FakePodman(sweeps="always")
     monkeypatch.setattr(faults, "podman", fake)
     monkeypatch.setattr(faults.time, "sleep", lambda _s: None)
     return fake.sent
 
 
-def test_a_sweep_step_restarts_an_sm_that_never_sweeps_then_gives_up_naming_both_waits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A fault's sweep step waits for a new SUBNET UP (bounded), restarts the SM once, waits again, and
-    then fails with what it waited for; the clock is the test's, so no real time passes."""
-    fake = FakePodman(sweeps=False)
+def hung_sm(monkeypatch: pytest.MonkeyPatch, sweeps: str) -> tuple[FakePodman, list[float]]:
+    """A rack whose SM does not finish a sweep after a fault step; the clock is the test's (no real time)."""
+    fake = FakePodman(sweeps=sweeps)
     now = [0.0]
     monkeypatch.setattr(faults, "podman", fake)
     monkeypatch.setattr(faults.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
     monkeypatch.setattr(faults.time, "monotonic", lambda: now[0])
+    return fake, now
+
+
+COLD_RESTART = [f"stop sm01: {FakePodman.UNIT}", f"stop sm02: {FakePodman.UNIT}"]
+COLD_RESTART += [f"start sm01: {FakePodman.UNIT}", f"start sm02: {FakePodman.UNIT}"]
+
+
+def test_a_sweep_that_never_ends_restarts_the_sms_from_cold_master_first_and_the_fault_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """umad2sim strips MAD timeouts, so a lost MAD hangs OpenSM's sweep for ever: after the bounded wait
+    every planned SM is stopped, the highest priority started alone, and the others once it has swept."""
+    fake, now = hung_sm(monkeypatch, "after-restart")
     loaded = load_spec(REPO / "examples" / "rack.yaml")
     state = rack_state(tmp_path)
     state.save()
-    with pytest.raises(RackError, match=r"finish a sweep .*SUBNET UP.* 90 s, then 90 s more after restarting it"):
+    assert faults.inject(state, loaded, "unlink", ["node03/mlx5_0:1"]) == "unlinked the cable at node03/mlx5_0:1"
+    assert fake.units == COLD_RESTART
+    assert 90 <= now[0] < 100, "one bounded wait, then the restarted master's sweep at once"
+    assert [f["kind"] for f in RackState.load(tmp_path).faults] == ["unlink"]
+
+
+def test_a_sweep_step_gives_up_after_the_cold_restart_naming_both_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake, now = hung_sm(monkeypatch, "never")
+    loaded = load_spec(REPO / "examples" / "rack.yaml")
+    state = rack_state(tmp_path)
+    state.save()
+    with pytest.raises(RackError, match=r"finish a sweep .*SUBNET UP.* 90 s, then 90 s more after restarting the SMs"):
         faults.inject(state, loaded, "unlink", ["node03/mlx5_0:1"])
-    assert len(fake.restarts) == 1, "the hung SM is restarted once, not in a loop"
+    assert fake.units == COLD_RESTART, "restarted once, not in a loop"
     assert 180 <= now[0] < 200, "both waits are bounded by SWEEP_WAIT_S"
+    assert RackState.load(tmp_path).faults == [], "a fault that did not take is not recorded as done"
 
 
 def test_each_console_fault_sends_exactly_its_commands_and_heal_undoes_them_newest_first(
