@@ -97,13 +97,24 @@ def _lids(state: RackState, loaded: LoadedSpec) -> dict[str, int]:
     return out
 
 
+SWEEP_ENDS = ("SUBNET UP", "ERRORS DURING INITIALIZATION")  # how OpenSM 3.3.23 logs a finished heavy sweep
+
+
 def _subnet_ups(container: str) -> int:
-    """How many sweeps the OpenSM(s) in ``container`` have finished (``SUBNET UP`` lines in their logs)."""
+    """How many sweeps the OpenSM(s) in ``container`` have finished: ``SUBNET UP`` lines in their logs, and
+    ``ERRORS DURING INITIALIZATION`` for a sweep that ended with MAD errors (a finished sweep too: the next
+    one is already signalled, and what the fault changed is on the fabric)."""
+    pattern = " ".join(f"-e '{end}'" for end in SWEEP_ENDS)
     out = podman(
-        "exec", container, "sh", "-c", f"cat {SM_LOGS} 2>/dev/null | grep -c 'SUBNET UP' || true",
+        "exec", container, "sh", "-c", f"cat {SM_LOGS} 2>/dev/null | grep -c {pattern} || true",
         check=False, timeout=60,
     )  # fmt: skip
     return int(out.strip()) if out.strip().isdigit() else 0
+
+
+def _sm_log_tail(container: str, lines: int = 15) -> str:
+    """The last lines of the OpenSM log(s) in ``container``, for an error that gave up on them."""
+    return podman("exec", container, "sh", "-c", f"tail -q -n {lines} {SM_LOGS}", check=False, timeout=60)
 
 
 def _swept_since(container: str, before: int, timeout: float) -> bool:
@@ -161,7 +172,7 @@ def _run(state: RackState, op: dict[str, Any]) -> None:
             raise RackError(
                 f"gave up waiting for the SM in {container} to finish a sweep (a new 'SUBNET UP' in {SM_LOGS}) "
                 f"after the fault's {what} step: {SWEEP_WAIT_S:g} s, then {SWEEP_WAIT_S:g} s more after "
-                f"restarting the SMs ({', '.join(sms)}) from cold"
+                f"restarting the SMs ({', '.join(sms)}) from cold; the log's last lines:\n{_sm_log_tail(container)}"
             )
     if op.get("settle"):
         time.sleep(float(op["settle"]))

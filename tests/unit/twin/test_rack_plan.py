@@ -3,6 +3,7 @@ diags run from, and the exact ibsim console commands each fault and its heal sen
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,8 @@ class FakePodman:
             return ""
         if "SUBNET UP" in argv[-1]:
             return f"{self.subnet_ups}\n"
+        if argv[-1].startswith("tail "):
+            return "Dec 05 18:20:01 000001 [AA78A6C0] 0x80 -> Entering MASTER state\n"
         if argv[2:4] == ("systemctl", "list-units"):
             return f"{self.UNIT} loaded active running OpenSM for port 0x0c42a10300d8e2a0\n"
         if argv[2:3] == ("systemctl",) and argv[3] in ("stop", "start"):
@@ -171,9 +174,12 @@ def test_a_sweep_step_gives_up_after_the_cold_restart_naming_both_waits(
     loaded = load_spec(REPO / "examples" / "rack.yaml")
     state = rack_state(tmp_path)
     state.save()
-    with pytest.raises(RackError, match=r"finish a sweep .*SUBNET UP.* 90 s, then 90 s more after restarting the SMs"):
+    with pytest.raises(
+        RackError, match=r"finish a sweep .*SUBNET UP.* 90 s, then 90 s more after restarting the SMs"
+    ) as caught:
         faults.inject(state, loaded, "unlink", ["node03/mlx5_0:1"])
     assert fake.units == COLD_RESTART, "restarted once, not in a loop"
+    assert "the log's last lines:\nDec 05 18:20:01 000001 [AA78A6C0] 0x80 -> Entering MASTER state" in str(caught.value)
     assert 180 <= now[0] < 200, "both waits are bounded by SWEEP_WAIT_S"
     assert RackState.load(tmp_path).faults == [], "a fault that did not take is not recorded as done"
 
@@ -278,3 +284,29 @@ def test_a_degraded_cable_s_two_ends_share_a_width_or_speed_at_every_step(
     steps = walk(dict(steps[-1]))
     assert all(a & b for a, b in (tuple(s.values()) for s in steps)), steps
     assert set(steps[-1].values()) == {planned}
+
+
+def test_a_sweep_counts_as_finished_on_subnet_up_or_on_errors_during_initialization(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenSM 3.3.23 ends a heavy sweep with SUBNET UP, or with the ERRORS DURING INITIALIZATION box when a
+    MAD failed in it (osm_state_mgr.c, then it sweeps again); both count, so a sweep that ended in errors
+    is never waited for as a hang. The count is the container's own shell pipeline, run here on the files."""
+    up = (REPO / "tests/fixtures/routing/opensm-log-ring5-minhop.txt").read_text().splitlines()[1:]
+    box = "*" * 66  # libopensm/osm_log.c osm_log_msg_box: a line of stars, the message between stars
+    errors = [
+        "Dec 05 19:10:01 000001 [487C46C0] 0x01 -> do_sweep: ",
+        box,
+        "**************** ERRORS DURING INITIALIZATION ****************",
+        box,
+    ]
+    (tmp_path / "opensm.0x0c42a10300d8e2a0.log").write_text("\n".join([*up, *errors, *up]) + "\n")
+    monkeypatch.setattr(faults, "SM_LOGS", str(tmp_path / "opensm.*.log"))
+
+    def podman(*argv: str, **_kw: Any) -> str:
+        assert argv[:3] == ("exec", "c", "sh")
+        return subprocess.run(["sh", "-c", argv[-1]], capture_output=True, text=True, check=False).stdout
+
+    monkeypatch.setattr(faults, "podman", podman)
+    assert sum("SUBNET UP" in line for line in up) == 1
+    assert faults._subnet_ups("c") == 3
