@@ -38,6 +38,7 @@ __all__ = ["KINDS", "heal", "inject"]
 KINDS = ("unlink", "swap", "counters", "degrade", "rogue-sm", "pkey-drift")
 _WIDTH = {Width.X1: 1, Width.X4: 2, Width.X8: 4, Width.X12: 8, Width.X2: 16}
 SM_LOGS = "/var/log/opensm.*.log"  # where the ib_sm role's units log (ib-opensm@GUID: --log_file)
+SM_DUMP = "/var/log/opensm-subnet.lst"  # rewritten by every heavy sweep that succeeds (dump_file_dir)
 # Bound on waiting for the master's sweep after a fault step (a second here, far more on a loaded machine);
 # an SM still sweeping then is restarted and given as long again
 SWEEP_WAIT_S = 90.0
@@ -97,19 +98,22 @@ def _lids(state: RackState, loaded: LoadedSpec) -> dict[str, int]:
     return out
 
 
-SWEEP_ENDS = ("SUBNET UP", "ERRORS DURING INITIALIZATION")  # how OpenSM 3.3.23 logs a finished heavy sweep
+SWEEP_ERRORS = "ERRORS DURING INITIALIZATION"  # OpenSM 3.3.23's box for a heavy sweep a MAD failed in
 
 
-def _subnet_ups(container: str) -> int:
-    """How many sweeps the OpenSM(s) in ``container`` have finished: ``SUBNET UP`` lines in their logs, and
-    ``ERRORS DURING INITIALIZATION`` for a sweep that ended with MAD errors (a finished sweep too: the next
-    one is already signalled, and what the fault changed is on the fabric)."""
-    pattern = " ".join(f"-e '{end}'" for end in SWEEP_ENDS)
-    out = podman(
-        "exec", container, "sh", "-c", f"cat {SM_LOGS} 2>/dev/null | grep -c {pattern} || true",
-        check=False, timeout=60,
-    )  # fmt: skip
-    return int(out.strip()) if out.strip().isdigit() else 0
+def _sweep_mark(container: str) -> str:
+    """What changes each time the OpenSM(s) in ``container`` finish a heavy sweep as master, read without
+    trusting the log to be written yet: OpenSM flushes its log only after an ERROR or SYS message
+    (libopensm/osm_log.c, unless force_log_flush), so an INFO ``SUBNET UP`` can sit in its buffer for
+    minutes. A sweep that succeeded rewrites :data:`SM_DUMP` (osm_dump_all, just before SUBNET UP); one
+    that ended with the ERRORS DURING INITIALIZATION box (an ERROR, flushed at once) is counted in the log,
+    and is a finished sweep too (the next is already signalled, and what the fault changed is on the
+    fabric)."""
+    script = (
+        f"stat -c %y {SM_DUMP} 2>/dev/null || echo no-dump; "
+        f"cat {SM_LOGS} 2>/dev/null | grep -c '{SWEEP_ERRORS}' || true"
+    )
+    return " ".join(podman("exec", container, "sh", "-c", script, check=False, timeout=60).split())
 
 
 def _sm_log_tail(container: str, lines: int = 15) -> str:
@@ -117,14 +121,19 @@ def _sm_log_tail(container: str, lines: int = 15) -> str:
     return podman("exec", container, "sh", "-c", f"tail -q -n {lines} {SM_LOGS}", check=False, timeout=60)
 
 
-def _swept_since(container: str, before: int, timeout: float) -> bool:
-    """Whether the SM in ``container`` finishes a sweep (more than ``before`` done) within ``timeout``."""
+def _swept_since(container: str, before: str, timeout: float) -> bool:
+    """Whether the SM in ``container`` finishes a sweep (its :func:`_sweep_mark` moves on from ``before``)
+    within ``timeout``. A mark that could not be read (podman timed out on a loaded machine) is no sweep;
+    without a ``before``, the first mark read is the one to move on from."""
     deadline = time.monotonic() + timeout
-    while _subnet_ups(container) <= before:
+    while True:
+        mark = _sweep_mark(container)
+        if mark and before and mark != before:
+            return True
+        before = before or mark
         if time.monotonic() > deadline:
             return False
         time.sleep(0.5)
-    return True
 
 
 def _sm_units(container: str) -> list[str]:
@@ -145,7 +154,7 @@ def _cold_restart(containers: Sequence[str]) -> bool:
         if units[container]:
             podman("exec", container, "systemctl", "stop", *units[container], check=False, timeout=120)
     first = containers[0]
-    before = _subnet_ups(first)
+    before = _sweep_mark(first)
     podman("exec", first, "systemctl", "start", *units[first], check=False, timeout=120)
     swept = _swept_since(first, before, SWEEP_WAIT_S)
     for container in containers[1:]:
@@ -158,19 +167,20 @@ def _run(state: RackState, op: dict[str, Any]) -> None:
     """One step of a fault or its undo; with ``swept: CONTAINER``, it returns once the SM in that container
     has finished a sweep after the step (its effect is then on the fabric), not after a guessed time.
 
+    A sweep takes well under a second on an idle rack (see :func:`_sweep_mark` for how its end is seen).
     umad2sim takes the timeout off every MAD, so a MAD ibsim forwards to another SM (SMInfo, a handover)
-    that is never answered, or a response lost on a loaded machine, leaves an OpenSM's sweep waiting for
-    ever where the kernel would have timed it out. A sweep that has not finished in :data:`SWEEP_WAIT_S` is
-    taken as that: the planned SMs (``sms``, highest priority first) are restarted from cold, as an admin
-    would, and given as long again."""
-    before = _subnet_ups(op["swept"]) if "swept" in op else 0
+    that is never answered leaves an OpenSM's sweep waiting for ever where the kernel would have timed it
+    out. A sweep that has not finished in :data:`SWEEP_WAIT_S` is taken as that: the planned SMs (``sms``,
+    highest priority first) are restarted from cold, as an admin would, and given as long again."""
+    before = _sweep_mark(op["swept"]) if "swept" in op else ""
     _step(state, op)
     if "swept" in op:
         container, what = op["swept"], next(k for k in op if k not in ("swept", "sms", "settle"))
         sms = list(op.get("sms") or [container])
         if not _swept_since(container, before, SWEEP_WAIT_S) and not _cold_restart(sms):
             raise RackError(
-                f"gave up waiting for the SM in {container} to finish a sweep (a new 'SUBNET UP' in {SM_LOGS}) "
+                f"gave up waiting for the SM in {container} to finish a sweep ({SM_DUMP} rewritten, or a new "
+                f"'{SWEEP_ERRORS}' in {SM_LOGS}) "
                 f"after the fault's {what} step: {SWEEP_WAIT_S:g} s, then {SWEEP_WAIT_S:g} s more after "
                 f"restarting the SMs ({', '.join(sms)}) from cold; the log's last lines:\n{_sm_log_tail(container)}"
             )
@@ -303,11 +313,25 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
     # swapped or unlinked HCA sees no fabric, or one whose routes the SM is still changing)
     changed = [parse_endpoint(a) for a in args[: {"unlink": 1, "swap": 2, "degrade": 1}.get(kind, 0)]]
     touched = sorted({e.device for e in changed} | {_peer(loaded, e)[0].device for e in changed})
-    for op in do:
-        _run(state, op)
-    state.faults.append({"kind": kind, "args": list(args), "text": text, "undo": undo, "nodes": touched})
-    state.save()
+    fault = {"kind": kind, "args": list(args), "text": text, "undo": undo, "nodes": touched}
+    _do(state, fault, do)
     return text
+
+
+def _do(state: RackState, fault: dict[str, Any], do: Sequence[dict[str, Any]]) -> None:
+    """Run a fault's steps and record it; a fault whose steps changed the fabric before one failed (a sweep
+    wait gave up after its step ran) is recorded too, so that `twin heal` restores what was changed."""
+    for done, op in enumerate(do):
+        try:
+            _run(state, op)
+        except RackError as exc:
+            if done or "swept" in op:
+                state.faults.append(fault)
+                state.save()
+                raise RackError(f"{exc}\n(the fault is partly in place: `ibprov twin heal` undoes it)") from None
+            raise
+    state.faults.append(fault)
+    state.save()
 
 
 def _pkey_drift(

@@ -3,7 +3,9 @@ diags run from, and the exact ibsim console commands each fault and its heal sen
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +103,7 @@ def test_diags_never_run_as_an_hca_at_the_far_end_of_a_swapped_switch_port(tmp_p
 
 class FakePodman:
     """``podman`` for the fault steps: records what is sent into the containers and the SM units stopped and
-    started; the SM "sweeps" (one more ``SUBNET UP`` in its log) after each command when ``sweeps`` is
+    started; the SM "sweeps" (rewrites its subnet dump: a new mtime) after each command when ``sweeps`` is
     "always", never when "never", and only once started again from cold when "after-restart"."""
 
     UNIT = "ib-opensm@0x0c42a10300d8e2a0.service"
@@ -115,8 +117,8 @@ class FakePodman:
     def __call__(self, *argv: str, **_kw: Any) -> str:
         if argv[:1] != ("exec",):
             return ""
-        if "SUBNET UP" in argv[-1]:
-            return f"{self.subnet_ups}\n"
+        if argv[-1].startswith("stat -c %y /var/log/opensm-subnet.lst"):
+            return f"2026-12-06 02:23:{self.subnet_ups:02d}.603800742 +0000\n0\n"
         if argv[-1].startswith("tail "):
             return "Dec 05 18:20:01 000001 [AA78A6C0] 0x80 -> Entering MASTER state\n"
         if argv[2:4] == ("systemctl", "list-units"):
@@ -175,13 +177,14 @@ def test_a_sweep_step_gives_up_after_the_cold_restart_naming_both_waits(
     state = rack_state(tmp_path)
     state.save()
     with pytest.raises(
-        RackError, match=r"finish a sweep .*SUBNET UP.* 90 s, then 90 s more after restarting the SMs"
+        RackError, match=r"finish a sweep \(/var/log/opensm-subnet.lst rewritten.* 90 s, then 90 s more after"
     ) as caught:
         faults.inject(state, loaded, "unlink", ["node03/mlx5_0:1"])
     assert fake.units == COLD_RESTART, "restarted once, not in a loop"
     assert "the log's last lines:\nDec 05 18:20:01 000001 [AA78A6C0] 0x80 -> Entering MASTER state" in str(caught.value)
     assert 180 <= now[0] < 200, "both waits are bounded by SWEEP_WAIT_S"
-    assert RackState.load(tmp_path).faults == [], "a fault that did not take is not recorded as done"
+    assert "(the fault is partly in place: `ibprov twin heal` undoes it)" in str(caught.value)
+    assert [f["kind"] for f in RackState.load(tmp_path).faults] == ["unlink"], "the cable was unlinked: heal relinks it"
 
 
 def test_each_console_fault_sends_exactly_its_commands_and_heal_undoes_them_newest_first(
@@ -286,12 +289,14 @@ def test_a_degraded_cable_s_two_ends_share_a_width_or_speed_at_every_step(
     assert set(steps[-1].values()) == {planned}
 
 
-def test_a_sweep_counts_as_finished_on_subnet_up_or_on_errors_during_initialization(
+def test_a_sweep_is_seen_by_the_rewritten_subnet_dump_or_an_errors_box_never_by_buffered_log_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """OpenSM 3.3.23 ends a heavy sweep with SUBNET UP, or with the ERRORS DURING INITIALIZATION box when a
-    MAD failed in it (osm_state_mgr.c, then it sweeps again); both count, so a sweep that ended in errors
-    is never waited for as a hang. The count is the container's own shell pipeline, run here on the files."""
+    """OpenSM 3.3.23 flushes its log only after an ERROR or SYS line, so the INFO SUBNET UP of a sweep can
+    reach the file minutes later (a rack fault waited 90 s for one, then cold-restarted the SMs, on an idle
+    machine). A sweep that succeeded rewrites opensm-subnet.lst (osm_dump_all, before SUBNET UP); one that
+    failed logs the ERRORS DURING INITIALIZATION box (an ERROR: flushed). The mark is the container's own
+    shell pipeline, run here on the files."""
     up = (REPO / "tests/fixtures/routing/opensm-log-ring5-minhop.txt").read_text().splitlines()[1:]
     box = "*" * 66  # libopensm/osm_log.c osm_log_msg_box: a line of stars, the message between stars
     errors = [
@@ -300,13 +305,28 @@ def test_a_sweep_counts_as_finished_on_subnet_up_or_on_errors_during_initializat
         "**************** ERRORS DURING INITIALIZATION ****************",
         box,
     ]
-    (tmp_path / "opensm.0x0c42a10300d8e2a0.log").write_text("\n".join([*up, *errors, *up]) + "\n")
+    log, dump = tmp_path / "opensm.0x0c42a10300d8e2a0.log", tmp_path / "opensm-subnet.lst"
     monkeypatch.setattr(faults, "SM_LOGS", str(tmp_path / "opensm.*.log"))
+    monkeypatch.setattr(faults, "SM_DUMP", str(dump))
 
     def podman(*argv: str, **_kw: Any) -> str:
         assert argv[:3] == ("exec", "c", "sh")
         return subprocess.run(["sh", "-c", argv[-1]], capture_output=True, text=True, check=False).stdout
 
     monkeypatch.setattr(faults, "podman", podman)
-    assert sum("SUBNET UP" in line for line in up) == 1
-    assert faults._subnet_ups("c") == 3
+    assert faults._sweep_mark("c") == "no-dump 0", "no sweep yet: no dump, no log"
+    log.write_text("\n".join(up) + "\n")
+    dump.write_text("subnet\n")
+    os.utime(dump, ns=(1_796_000_000_000_000_001, 1_796_000_000_000_000_001))
+    first = faults._sweep_mark("c")
+    assert first.startswith(time.strftime("%Y-%m-%d %H:%M:%S.000000001 ", time.localtime(1_796_000_000)))
+    assert first.endswith(" 0")
+    with log.open("a") as more:
+        more.write("\n".join(up) + "\n")
+    assert faults._sweep_mark("c") == first, "a SUBNET UP line alone is no proof: it may be a late one"
+    with log.open("a") as more:
+        more.write("\n".join(errors) + "\n")
+    failed = faults._sweep_mark("c")
+    assert failed == first.removesuffix(" 0") + " 1", "a sweep that ended in errors has ended"
+    os.utime(dump, ns=(1_796_000_000_000_000_002, 1_796_000_000_000_000_002))
+    assert faults._sweep_mark("c") not in (first, failed), "a nanosecond later is another sweep"
