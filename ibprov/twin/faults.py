@@ -21,6 +21,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
@@ -33,7 +34,7 @@ from ibprov.twin.rack import CONSOLE_FIFO, RackError, RackState, podman, stop_ro
 from ibprov.twinnet.limits import stand_in_speed
 from ibprov.twinnet.netfile import hca_id, switch_id
 
-__all__ = ["KINDS", "heal", "inject"]
+__all__ = ["KINDS", "heal", "inject", "rogue_state"]
 
 KINDS = ("unlink", "swap", "counters", "degrade", "rogue-sm", "pkey-drift")
 _WIDTH = {Width.X1: 1, Width.X4: 2, Width.X8: 4, Width.X12: 8, Width.X2: 16}
@@ -210,6 +211,7 @@ def _step(state: RackState, op: dict[str, Any]) -> None:
             env=state.diag_env(op["rogue"]), cwd=state.path, capture_output=True, text=True, check=True,
         )  # fmt: skip
         (state.path / "rogue-opensm.pid").write_text(started.stdout.strip() + "\n")
+        _rogue_settled(state, log)
     elif "kill" in op:
         stop_rogue(state.path)
     elif "restart_sms" in op:  # the planned SMs, highest priority first (as the ib_sm role starts them)
@@ -218,6 +220,33 @@ def _step(state: RackState, op: dict[str, Any]) -> None:
             time.sleep(2)
     elif "sweep" in op:  # a heavy sweep of the planned master: links that changed come up at once
         podman("exec", op["sweep"], "systemctl", "kill", "-s", "HUP", "ib-opensm@*", check=False)
+
+
+ROGUE_STATES = ("Entering STANDBY state", "Entering MASTER state")  # OpenSM's SYS lines (flushed at once)
+ROGUE_WAIT_S = 120.0
+
+
+def rogue_state(path: Path) -> str | None:
+    """The state the rogue OpenSM of a rack (its log in ``path``) last entered: STANDBY, MASTER or None."""
+    log = path / "rogue-opensm.log"
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    seen = [(text.rfind(line), line.split()[1]) for line in ROGUE_STATES if line in text]
+    return max(seen)[1] if seen else None
+
+
+def _rogue_settled(state: RackState, log: Path) -> None:
+    """Wait (bounded) until the rogue OpenSM has entered STANDBY (beside a live master of higher priority)
+    or MASTER (it did not hear the master in its discovery); one that does neither is stopped again."""
+    deadline = time.monotonic() + ROGUE_WAIT_S
+    while rogue_state(state.path) is None:
+        if time.monotonic() > deadline:
+            stop_rogue(state.path)
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]) if log.is_file() else "(no log)"
+            raise RackError(
+                f"gave up after {ROGUE_WAIT_S:g} s waiting for the rogue OpenSM to enter STANDBY or MASTER "
+                f"({log}); stopped it again; its last lines:\n{tail}"
+            )
+        time.sleep(0.5)
 
 
 def _enable_steps(ends: Sequence[tuple[int, int]], field: str, old: int, new: int) -> list[dict[str, Any]]:
@@ -295,7 +324,7 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
         if spec_node is None or node in {i.node for i in loaded.spec.subnet_manager.instances}:
             raise RackError(f"{node}: pick a node of the spec that runs no planned SM")
         sim_host = state.sim_hosts[f"{node}/{spec_node.hcas[0].device}"]
-        do = [{"rogue": sim_host, "settle": 3}]
+        do = [{"rogue": sim_host}]
         # a rogue that made itself master leaves the planned master unable to sweep on ibsim: restart them
         undo = [{"kill": "rogue", "settle": 1}, {"restart_sms": _sm_containers(state, loaded), "settle": 3}]
         text = f"started a rogue OpenSM (priority 0) on {node}'s HCA"
@@ -315,6 +344,8 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
     touched = sorted({e.device for e in changed} | {_peer(loaded, e)[0].device for e in changed})
     fault = {"kind": kind, "args": list(args), "text": text, "undo": undo, "nodes": touched}
     _do(state, fault, do)
+    if kind == "rogue-sm":  # what it did decides what verify sees: an SM in STANDBY, or a second MASTER
+        text = f"{text}: it entered {rogue_state(state.path)}"
     return text
 
 

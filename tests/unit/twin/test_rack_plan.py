@@ -330,3 +330,28 @@ def test_a_sweep_is_seen_by_the_rewritten_subnet_dump_or_an_errors_box_never_by_
     assert failed == first.removesuffix(" 0") + " 1", "a sweep that ended in errors has ended"
     os.utime(dump, ns=(1_796_000_000_000_000_002, 1_796_000_000_000_000_002))
     assert faults._sweep_mark("c") not in (first, failed), "a nanosecond later is another sweep"
+
+
+def test_the_rogue_sm_s_state_is_the_last_one_its_log_entered(tmp_path: Path) -> None:
+    log = tmp_path / "rogue-opensm.log"
+    assert faults.rogue_state(tmp_path) is None, "no log yet"
+    log.write_text("Dec 06 02:13:25 049224 [928FB740] 0x80 -> Entering DISCOVERING state\n")
+    assert faults.rogue_state(tmp_path) is None, "still discovering"
+    log.write_text(log.read_text() + "Dec 06 02:13:26 067625 [8F8F46C0] 0x80 -> Entering STANDBY state\n")
+    assert faults.rogue_state(tmp_path) == "STANDBY"
+    log.write_text(log.read_text() + "Dec 06 02:13:40 067625 [8F8F46C0] 0x80 -> Entering MASTER state\n")
+    assert faults.rogue_state(tmp_path) == "MASTER", "it took over later: the last state counts"
+
+
+def test_a_rogue_sm_that_never_settles_is_stopped_again_with_a_bounded_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake, now = hung_sm(monkeypatch, "always")
+    stopped: list[Path] = []
+    monkeypatch.setattr(faults, "stop_rogue", stopped.append)
+    (tmp_path / "rogue-opensm.log").write_text("Dec 06 02:13:25 049224 [928FB740] 0x80 -> Entering DISCOVERING state\n")
+    state = rack_state(tmp_path)
+    with pytest.raises(RackError, match=r"gave up after 120 s waiting for the rogue OpenSM to enter STANDBY or MAS"):
+        faults._rogue_settled(state, tmp_path / "rogue-opensm.log")
+    assert stopped == [tmp_path]
+    assert 120 <= now[0] < 125
