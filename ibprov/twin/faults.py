@@ -325,8 +325,11 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
             raise RackError(f"{node}: pick a node of the spec that runs no planned SM")
         sim_host = state.sim_hosts[f"{node}/{spec_node.hcas[0].device}"]
         do = [{"rogue": sim_host}]
-        # a rogue that made itself master leaves the planned master unable to sweep on ibsim: restart them
-        undo = [{"kill": "rogue", "settle": 1}, {"restart_sms": _sm_containers(state, loaded), "settle": 3}]
+        # the rogue makes itself a second MASTER (it ignores the planned SMs' SMInfo: their sm_key is not its
+        # own) and rewrites the PKey tables: once it is gone, the planned SMs restart, master first, and the
+        # step returns when the master has swept the fabric back
+        sms = _sm_containers(state, loaded)
+        undo = [{"kill": "rogue"}, {"restart_sms": sms, **({"swept": sms[0], "sms": sms} if sms else {})}]
         text = f"started a rogue OpenSM (priority 0) on {node}'s HCA"
     elif kind == "pkey-drift" and len(args) == 1:
         do, undo, text = _pkey_drift(state, loaded, args[0])

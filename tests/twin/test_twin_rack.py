@@ -116,19 +116,15 @@ def a_killed_diag_gives_its_slot_back(state: RackState) -> None:
     assert sum(" as SM" in line and "opensm" in line for line in shown) == 2, shown  # sm01's and sm02's
 
 
-def rogue_standby(loaded: LoadedSpec, attempts: int = 3) -> None:
-    """A rogue OpenSM (priority 0) on cn02's HCA that entered STANDBY beside the planned master. A rogue
-    whose SMInfo query to the master went unanswered in its discovery (ibsim forwards it to sm01's OpenSM,
-    slow on a loaded machine) makes itself a second MASTER and reprograms the fabric: verify then reports
-    the fight (sm.master, collect.incomplete), not this rogue; healed and started again, at most 3 times."""
-    entered = []
-    for _attempt in range(attempts):
-        text = inject(load_state(loaded), loaded, "rogue-sm", ["cn02"])
-        entered.append(text)
-        if text.endswith("it entered STANDBY"):
-            return
-        heal(load_state(loaded))
-    pytest.fail(f"the rogue SM never entered STANDBY in {attempts} attempts: {entered}")
+def verify_collected(loaded: LoadedSpec, attempts: int = 3) -> Report:
+    """verify, again (at most 3 times) while it could not read every port: two MASTERs that both sweep (a
+    rogue OpenSM beside the planned one) move LIDs and PKey tables under a diag, more often on a loaded
+    machine; an admin re-runs verify then too."""
+    for _attempt in range(attempts - 1):
+        report = verify(loaded)
+        if not any(f.check == "collect.incomplete" for f in report.findings):
+            return report
+    return verify(loaded)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -225,9 +221,13 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert len(heal(load_state(loaded))) == 5
         assert verify(loaded).findings == [], "heal undoes every fault"
 
-        rogue_standby(loaded)
-        rogue = verify(loaded)
+        # OpenSM 3.3.23 ignores an SM whose sm_key is not its own (ERR 2F18) and makes itself MASTER: the rogue
+        # (no key) fights the planned master and rewrites the PKey tables; verify names it all the same
+        entered = inject(load_state(loaded), loaded, "rogue-sm", ["cn02"])
+        assert entered == "started a rogue OpenSM (priority 0) on cn02's HCA: it entered MASTER"
+        rogue = verify_collected(loaded)
         assert ("sm.rogue", "cn02 mlx5_0 port 1") in found(rogue), [f.text for f in rogue.findings]
+        assert ("sm.master", "fabric") in found(rogue), "two MASTERs"
         heal(load_state(loaded))
         healed = verify(loaded)
         assert healed.findings == [], [f.text for f in healed.findings]
