@@ -30,7 +30,7 @@ from ibprov.clusterspec.units import Speed, Width
 from ibprov.identity.guids import GuidBook, fmt_guid
 from ibprov.pkey import MAX_PARTITION_BASE, MIN_PARTITION_BASE, PKey
 from ibprov.probes import ibnetdiscover
-from ibprov.twin.rack import CONSOLE_FIFO, RackError, RackState, podman, stop_rogue
+from ibprov.twin.rack import CONSOLE_FIFO, RackError, RackState, podman, poll, stop_rogue
 from ibprov.twinnet.limits import stand_in_speed
 from ibprov.twinnet.netfile import hca_id, switch_id
 
@@ -126,15 +126,14 @@ def _swept_since(container: str, before: str, timeout: float) -> bool:
     """Whether the SM in ``container`` finishes a sweep (its :func:`_sweep_mark` moves on from ``before``)
     within ``timeout``. A mark that could not be read (podman timed out on a loaded machine) is no sweep;
     without a ``before``, the first mark read is the one to move on from."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def moved_on() -> bool:
+        nonlocal before
         mark = _sweep_mark(container)
-        if mark and before and mark != before:
-            return True
         before = before or mark
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.5)
+        return bool(mark) and mark != before
+
+    return poll(moved_on, timeout, 0.5)
 
 
 def _sm_units(container: str) -> list[str]:
@@ -176,7 +175,7 @@ def _run(state: RackState, op: dict[str, Any]) -> None:
     before = _sweep_mark(op["swept"]) if "swept" in op else ""
     _step(state, op)
     if "swept" in op:
-        container, what = op["swept"], next(k for k in op if k not in ("swept", "sms", "settle"))
+        container, what = op["swept"], next(k for k in op if k not in ("swept", "sms"))
         sms = list(op.get("sms") or [container])
         if not _swept_since(container, before, SWEEP_WAIT_S) and not _cold_restart(sms):
             raise RackError(
@@ -185,8 +184,6 @@ def _run(state: RackState, op: dict[str, Any]) -> None:
                 f"after the fault's {what} step: {SWEEP_WAIT_S:g} s, then {SWEEP_WAIT_S:g} s more after "
                 f"restarting the SMs ({', '.join(sms)}) from cold; the log's last lines:\n{_sm_log_tail(container)}"
             )
-    if op.get("settle"):
-        time.sleep(float(op["settle"]))
 
 
 def _step(state: RackState, op: dict[str, Any]) -> None:
@@ -237,16 +234,13 @@ def rogue_state(path: Path) -> str | None:
 def _rogue_settled(state: RackState, log: Path) -> None:
     """Wait (bounded) until the rogue OpenSM has entered STANDBY (beside a live master of higher priority)
     or MASTER (it did not hear the master in its discovery); one that does neither is stopped again."""
-    deadline = time.monotonic() + ROGUE_WAIT_S
-    while rogue_state(state.path) is None:
-        if time.monotonic() > deadline:
-            stop_rogue(state.path)
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]) if log.is_file() else "(no log)"
-            raise RackError(
-                f"gave up after {ROGUE_WAIT_S:g} s waiting for the rogue OpenSM to enter STANDBY or MASTER "
-                f"({log}); stopped it again; its last lines:\n{tail}"
-            )
-        time.sleep(0.5)
+    if not poll(lambda: rogue_state(state.path) is not None, ROGUE_WAIT_S, 0.5):
+        stop_rogue(state.path)
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]) if log.is_file() else "(no log)"
+        raise RackError(
+            f"gave up after {ROGUE_WAIT_S:g} s waiting for the rogue OpenSM to enter STANDBY or MASTER "
+            f"({log}); stopped it again; its last lines:\n{tail}"
+        )
 
 
 def _enable_steps(ends: Sequence[tuple[int, int]], field: str, old: int, new: int) -> list[dict[str, Any]]:

@@ -440,14 +440,20 @@ def _ssh_ok(state: RackState, node: RackNode) -> bool:
     return proc.returncode == 0
 
 
+def poll(predicate: Callable[[], bool], timeout: float, interval: float = 0.3) -> bool:
+    """Whether ``predicate`` holds within ``timeout`` seconds (asked every ``interval``, once more at the end)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(interval)
+    return True
+
+
 def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
     """Wait for ``predicate`` at most ``timeout`` seconds; else a RackError saying what was awaited."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.3)
-    raise RackError(f"the twin rack did not come up: gave up after {timeout:g} s waiting for {what}")
+    if not poll(predicate, timeout):
+        raise RackError(f"the twin rack did not come up: gave up after {timeout:g} s waiting for {what}")
 
 
 # ------------------------------------------------------------------------------------- status, down

@@ -237,6 +237,32 @@ def test_a_fault_that_cannot_be_done_is_a_clear_error(tmp_path: Path, console: l
     assert state.faults == []
 
 
+def test_a_fault_whose_first_step_failed_is_not_recorded_one_that_changed_the_fabric_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ibsim's console not answering: nothing was changed, so nothing is left for heal; a pkey-drift whose
+    partitions.conf was changed but whose sweep never came is recorded, so that heal puts the file back."""
+    loaded = load_spec(REPO / "examples" / "rack.yaml")
+    state = rack_state(tmp_path)
+    state.save()
+
+    def dead_console(*argv: str, **_kw: Any) -> str:
+        raise RackError("podman exec ibsim failed (125): no such container")
+
+    monkeypatch.setattr(faults, "podman", dead_console)
+    with pytest.raises(RackError, match="ibsim's console does not answer") as caught:
+        faults.inject(state, loaded, "unlink", ["node03/mlx5_0:1"])
+    assert "partly in place" not in str(caught.value)
+    assert RackState.load(tmp_path).faults == []
+
+    hung_sm(monkeypatch, "never")
+    with pytest.raises(RackError, match="partly in place: `ibprov twin heal` undoes it"):
+        faults.inject(state, loaded, "pkey-drift", ["node02"])
+    (drift,) = RackState.load(tmp_path).faults
+    assert drift["kind"] == "pkey-drift"
+    assert "partitions.conf.ibprov-heal /etc/opensm/partitions.conf" in drift["undo"][0]["exec"][1]
+
+
 @pytest.mark.parametrize(
     ("end", "change", "field", "planned", "degraded"),
     [
