@@ -82,13 +82,30 @@ def _diag(state: RackState, argv: Sequence[str]) -> str:
     return proc.stdout
 
 
-def _lids(state: RackState, loaded: LoadedSpec) -> dict[str, int]:
-    """Net-file node id -> LID (a switch's port 0, a CA's port), as the twin's SM assigned them."""
-    fabric = ibnetdiscover.parse(_diag(state, ["ibnetdiscover"]))
+def _by_description(loaded: LoadedSpec) -> dict[str, str]:
+    """NodeDescription (as ibnetdiscover prints it) -> net-file node id."""
     by_desc = {sw.node_desc: switch_id(name) for name, sw in loaded.topology.switches.items()}
     for node in loaded.spec.nodes:
         for hca in node.hcas:
             by_desc[node.description or f"{node.name} {hca.device}"] = hca_id(node.name, hca.device)
+    return by_desc
+
+
+def _cable_rate(state: RackState, loaded: LoadedSpec, end: Endpoint) -> str:
+    """The width and speed the cable at ``end`` runs at now, as ibnetdiscover prints them (``1x QDR``), or
+    what was found instead."""
+    fabric = ibnetdiscover.parse(_diag(state, ["ibnetdiscover"]))
+    by_desc, wanted = _by_description(loaded), (_node_id(end), end.port)
+    for link in fabric.links:
+        if wanted in {(by_desc.get(e.description), e.port) for e in (link.a, link.b)}:
+            return f"{link.width or '??'} {link.speed or '???'}"
+    return "no link there"
+
+
+def _lids(state: RackState, loaded: LoadedSpec) -> dict[str, int]:
+    """Net-file node id -> LID (a switch's port 0, a CA's port), as the twin's SM assigned them."""
+    fabric = ibnetdiscover.parse(_diag(state, ["ibnetdiscover"]))
+    by_desc = _by_description(loaded)
     out: dict[str, int] = {}
     for found in fabric.nodes:
         lid = found.lid if found.type == "SW" else next((p.lid for p in found.ports if p.lid), None)
@@ -269,6 +286,7 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
     """Inject one fault; returns what was done. Raises RackError for what cannot be done."""
     do: list[dict[str, Any]]
     undo: list[dict[str, Any]]
+    expect: tuple[str | None, str | None] = (None, None)  # degrade: the width, speed the cable must run at
     if kind == "unlink" and len(args) == 1:
         end = parse_endpoint(args[0])
         _peer(loaded, end)
@@ -289,29 +307,7 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
         do, undo = [{"console": sets}], [{"console": clears}]
         text = f"set {', '.join(f'{n}={v}' for n, v in values)} on {end}"
     elif kind == "degrade" and len(args) == 2:
-        end = parse_endpoint(args[0])
-        peer, width, speed = _peer(loaded, end)
-        switch_end, other = (end, peer) if not end.hca else (peer, end)
-        if switch_end.hca:
-            raise RackError(f"{end}: degrade needs a cable with a switch end")
-        lids = _lids(state, loaded)
-        what, value = args[1].split("=", 1) if "=" in args[1] else ("", "")
-        if what == "width":
-            field, new, old = "width", _WIDTH[Width(value)], _WIDTH[width]
-        elif what == "speed":
-            field, new = _SPEED[Speed(value.upper())]
-            planned_field, old = _SPEED[stand_in_speed(speed)]
-            if planned_field != field:
-                raise RackError(f"{end}: degrade within the same speed family ({planned_field})")
-        else:
-            raise RackError("degrade END width=1x | speed=EDR")
-        # no Unlink/ReLink: ibsim trains both ends at the mask's best width/speed as each SMP lands, and a
-        # ReLink is where it panics on ends that enable nothing in common; the port stays ACTIVE, so the SM
-        # does not reconfigure it (it would enable every supported width again on a port in INIT)
-        ends = [(lids[_node_id(switch_end)], switch_end.port), (lids[_node_id(other)], other.port)]
-        do = _enable_steps(ends, field, old, new)
-        undo = _enable_steps(ends, field, new, old)
-        text = f"degraded the cable at {end} to {what} {value}"
+        do, undo, text, expect = _degrade(state, loaded, *args)
     elif kind == "rogue-sm" and len(args) == 1:
         node = args[0]
         spec_node = next((n for n in loaded.spec.nodes if n.name == node), None)
@@ -341,9 +337,36 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
     touched = sorted({e.device for e in changed} | {_peer(loaded, e)[0].device for e in changed})
     fault = {"kind": kind, "args": list(args), "text": text, "undo": undo, "nodes": touched}
     _do(state, fault, do)
+    if kind == "degrade":
+        _check_degraded(state, loaded, changed[0], expect, do)
     if kind == "rogue-sm":  # what it did decides what verify sees: an SM in STANDBY, or a second MASTER
         text = f"{text}: it entered {rogue_state(state.path)}"
     return text
+
+
+DEGRADE_TRIES = 3
+
+
+def _check_degraded(
+    state: RackState, loaded: LoadedSpec, end: Endpoint, expect: tuple[str | None, str | None],
+    do: Sequence[dict[str, Any]],
+) -> None:  # fmt: skip
+    """Read the degraded cable back (ibnetdiscover, as verify will) and send the fault's SMPs again while it
+    does not run at ``expect`` (width, speed; None: not changed): a fault is in place when inject returns, not
+    when its SMPs were sent. Up to :data:`DEGRADE_TRIES` rounds; then an error that says what runs there."""
+    seen = ""
+    for attempt in range(DEGRADE_TRIES):
+        seen = _cable_rate(state, loaded, end)
+        width, _, speed = seen.partition(" ")
+        if (expect[0] is None or width.lower() == expect[0]) and (expect[1] is None or speed == expect[1]):
+            return
+        if attempt < DEGRADE_TRIES - 1:
+            for op in do:
+                _run(state, op)
+    raise RackError(
+        f"the cable at {end} runs at {seen} after {DEGRADE_TRIES} rounds of the degrade's SMPs, not "
+        f"{' '.join(x for x in expect if x)} (the fault is recorded: `ibprov twin heal` undoes what it did)"
+    )
 
 
 def _do(state: RackState, fault: dict[str, Any], do: Sequence[dict[str, Any]]) -> None:
@@ -360,6 +383,40 @@ def _do(state: RackState, fault: dict[str, Any], do: Sequence[dict[str, Any]]) -
             raise
     state.faults.append(fault)
     state.save()
+
+
+def _degrade(
+    state: RackState, loaded: LoadedSpec, where: str, change: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str, tuple[str | None, str | None]]:
+    """The SMPs that degrade the cable at ``where`` (``width=1x`` / ``speed=EDR``), those that undo it, what
+    was done, and the (width, speed) the cable must then run at."""
+    end = parse_endpoint(where)
+    peer, width, speed = _peer(loaded, end)
+    switch_end, other = (end, peer) if not end.hca else (peer, end)
+    if switch_end.hca:
+        raise RackError(f"{end}: degrade needs a cable with a switch end")
+    lids = _lids(state, loaded)
+    what, value = change.split("=", 1) if "=" in change else ("", "")
+    if what == "width":
+        field, new, old = "width", _WIDTH[Width(value)], _WIDTH[width]
+    elif what == "speed":
+        field, new = _SPEED[Speed(value.upper())]
+        planned_field, old = _SPEED[stand_in_speed(speed)]
+        if planned_field != field:
+            raise RackError(f"{end}: degrade within the same speed family ({planned_field})")
+    else:
+        raise RackError("degrade END width=1x | speed=EDR")
+    # no Unlink/ReLink: ibsim trains both ends at the mask's best width/speed as each SMP lands, and a
+    # ReLink is where it panics on ends that enable nothing in common; the port stays ACTIVE. OpenSM's heavy
+    # sweeps write LinkWidthEnabled 255 ("set to supported", force_link_width's default) to every port whose
+    # enabled widths differ from its supported ones, which ibsim ignores (sim_mad.c takes masks only); the
+    # cable is read back after the sweep (_check_degraded), as verify reads it
+    ends = [(lids[_node_id(switch_end)], switch_end.port), (lids[_node_id(other)], other.port)]
+    do = _enable_steps(ends, field, old, new)
+    undo = _enable_steps(ends, field, new, old)
+    text = f"degraded the cable at {end} to {what} {value}"
+    expect = (str(Width(value)).lower(), None) if what == "width" else (None, Speed(value.upper()).value)
+    return do, undo, text, expect
 
 
 def _pkey_drift(

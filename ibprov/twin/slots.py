@@ -158,17 +158,24 @@ def sim_processes(proc: Path = Path("/proc")) -> dict[tuple[str, int], Holder]:
 
 
 def _udp_ports(entry: Path) -> set[int]:
-    """The local ports of the UDP sockets process ``entry`` has open (IPv4: umad2sim's remote mode)."""
+    """The local ports of the UDP sockets process ``entry`` has open (umad2sim's remote mode opens IPv4
+    sockets; IPv6 ones are read too, should a build resolve the server to an IPv6 address)."""
     try:
         inodes = {
             link[len("socket:[") : -1]
             for fd in (entry / "fd").iterdir()
             if (link := _readlink(fd)).startswith("socket:[")
         }
-        table = (entry / "net" / "udp").read_text().splitlines()[1:]
     except OSError:
         return set()
-    return set(udp_ports(table, inodes))
+    ports: set[int] = set()
+    for name in ("udp", "udp6"):
+        try:
+            table = (entry / "net" / name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        ports.update(udp_ports(table, inodes))
+    return ports
 
 
 def udp_ports(table: Sequence[str], inodes: set[str]) -> list[int]:

@@ -21,7 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from ibprov.clusterspec import LoadedSpec, load_spec
+from ibprov.twin.keeper import slot_report
 from ibprov.twin.rack import LABEL, RackState, apply_target, down, load_state, podman, status, up, verify_target
+from ibprov.twin.slots import Client
 from ibprov.twin.slurm import KEY_FILE, plan_slurm
 from ibprov.verify.registry import VerifyOptions, run_sections, section_info
 
@@ -79,13 +81,11 @@ def on_controller(state: RackState, script: str, *, check: bool = True) -> str:
     return podman("exec", state.nodes["sm01"].container, "sh", "-c", script, check=check, timeout=60)
 
 
-def ibsim_clients(state: RackState) -> list[str]:
-    """The clients ibsim has attached now (its console's `Attached`): each holds one of its 10 slots."""
-    script = (
-        "n=$(wc -l < /run/ibsim.log); echo Attached > /run/ibsim.console; sleep 0.5; tail -n +$((n + 1)) /run/ibsim.log"
-    )
-    out = podman("exec", state.ibsim, "sh", "-c", script, timeout=30)
-    return [line.strip() for line in out.splitlines() if line.strip().startswith("Client ")]
+def ibsim_clients(state: RackState) -> list[Client]:
+    """The clients ibsim has attached now (its console's `Attached`, asked under the slot keeper's lock and
+    read up to the console's prompt, so that a keeper's look at the same time cannot cut the answer short):
+    each holds one of its 10 slots."""
+    return list(slot_report(state, free=False).clients)
 
 
 def node_states(state: RackState) -> dict[str, tuple[str, str]]:
@@ -183,8 +183,10 @@ def test_twin_slurm_runs_the_planned_topology_and_places_jobs_under_one_leaf(
 
     # Slurm's daemons hold none of ibsim's 10 client slots: only the two OpenSMs do
     clients = ibsim_clients(state)
-    assert len(clients) == 2, clients
-    assert all(c.endswith(" SM") for c in clients), clients
+    sms = {state.sim_hosts[f"{n}/mlx5_0"] for n in ("sm01", "sm02")}
+    assert sorted((c.node, c.sm) for c in clients) == sorted((h, True) for h in sms), "\n".join(
+        [*slot_report(state, free=False).lines(), (Path(state.directory) / "keeper.log").read_text()[-2000:]]
+    )
 
     # verify --scheduler: Slurm's view is the plan's; a topology.conf edited by hand is found, node and switch
     scheduler = [section_info("scheduler")]

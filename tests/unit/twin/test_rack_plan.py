@@ -289,6 +289,7 @@ def test_a_degraded_cable_s_two_ends_share_a_width_or_speed_at_every_step(
     monkeypatch.setattr(faults, "_lids", lambda _state, _loaded: lids)
     smps: list[list[str]] = []
     monkeypatch.setattr(faults, "_diag", lambda _state, argv: smps.append(list(argv)) or "")
+    monkeypatch.setattr(faults, "_cable_rate", lambda *_a: {"width": "1x HDR", "espeed": "4x EDR"}[field])
     peer = next(link for link in loaded.topology.links if str(link.b) == end or str(link.a) == end)
     assert (str(peer.width), str(peer.speed)) == ("4x", "HDR"), "the example cables node01 at 4x HDR"
 
@@ -313,6 +314,34 @@ def test_a_degraded_cable_s_two_ends_share_a_width_or_speed_at_every_step(
     steps = walk(dict(steps[-1]))
     assert all(a & b for a, b in (tuple(s.values()) for s in steps)), steps
     assert set(steps[-1].values()) == {planned}
+
+
+def test_a_degrade_is_read_back_and_sent_again_until_the_cable_runs_degraded_else_a_clear_error(
+    tmp_path: Path, console: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inject returns once the cable runs at the degraded rate (read back as verify reads it), not once the
+    SMPs were sent: a round that did not take is sent again; one that never takes is an error naming the
+    rate found, and the fault is recorded for heal."""
+    loaded = load_spec(REPO / "examples" / "rack.yaml")
+    state = rack_state(tmp_path)
+    state.save()
+    monkeypatch.setattr(faults, "_lids", lambda _state, _loaded: {faults.switch_id("leaf01"): 10, "H-x": 1} | {
+        faults.hca_id("node01", "mlx5_0"): 21})  # fmt: skip
+    smps: list[list[str]] = []
+    monkeypatch.setattr(faults, "_diag", lambda _state, argv: smps.append(list(argv)) or "")
+    rates = ["4x HDR", "1x HDR"]
+    monkeypatch.setattr(faults, "_cable_rate", lambda *_a: rates.pop(0) if len(rates) > 1 else rates[0])
+
+    faults.inject(state, loaded, "degrade", ["node01/mlx5_0:1", "width=1x"])
+    assert len(smps) == 8, "the four SMPs, sent twice: the first round did not take"
+    assert [f["kind"] for f in RackState.load(tmp_path).faults] == ["degrade"]
+
+    smps.clear()
+    rates[:] = ["4x HDR"]
+    with pytest.raises(RackError, match=r"node01/mlx5_0:1 runs at 4x HDR after 3 rounds .* not 1x .*twin heal"):
+        faults.inject(state, loaded, "degrade", ["node01/mlx5_0:1", "width=1x"])
+    assert len(smps) == 12, "three rounds, then the error"
+    assert [f["kind"] for f in RackState.load(tmp_path).faults] == ["degrade", "degrade"]
 
 
 def test_a_sweep_is_seen_by_the_rewritten_subnet_dump_or_an_errors_box_never_by_buffered_log_lines(

@@ -144,6 +144,10 @@ def test_in_remote_mode_a_client_is_held_by_the_process_with_its_udp_port(tmp_pa
     assert found[("H-sm01-mlx5_0", 34305)] == Holder(2299, "opensm")
     assert found[("H-sm01-mlx5_0", 0xAF20)] == Holder(2299, "opensm")
     assert ("H-sm01-mlx5_0", 0x35) not in found, "a socket of another process in the namespace"
+    (entry / "net" / "udp6").write_text(UDP_TABLE.splitlines()[0] + "\n" + (
+        "   12: 00000000000000000000000000000000:C350 00000000000000000000000000000000:0000 07 "
+        "00000000:00000000 00:00000000 00000000     0        0 236696 2 00000000a036f399 0\n"))  # fmt: skip
+    assert sim_processes(tmp_path)[("H-sm01-mlx5_0", 0xC350)] == Holder(2299, "opensm"), "an IPv6 socket too"
     client = parse_attached('Client 0: pid 34305 connected at "H-sm01-mlx5_0" port 0x2004b370ffea501, lid 1, qp 0 SM')
     assert unheld(client, found) == []
 
