@@ -10,6 +10,7 @@ import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,6 +21,7 @@ from rich.live import Live
 
 from ibprov import __version__
 from ibprov.errors import CollectError, ExitCode, IbprovError, SpecError
+from ibprov.history.store import History
 from ibprov.report import Report, to_html, to_json, to_junit
 from ibprov.report.apply_table import hosts_table
 from ibprov.report.console import facts_lines, findings_table, fix_lines, summary_text, table_width
@@ -732,6 +734,29 @@ def _section_flags(func: F) -> F:
     help="The fabric is the twin: judge it by what its twin-limits.json (or a directory holding it) says it "
     "can show (implies --synthetic-guids).",
 )
+@click.option(
+    "--history",
+    "history_dir",
+    metavar="DIR",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Keep this run in DIR/<cluster>/ (report.json), compare it with the previous run (findings new, "
+    "resolved, persisting; counter rates against acceptance.error_rates_per_hour; the master SM), and hold "
+    "DIR/<cluster>/.lock while running: a second run of the cluster is refused (exit 3).",
+)
+@click.option(
+    "--keep",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --history: keep the newest N runs (default 90).",
+)
+@click.option(
+    "--metrics",
+    "metrics_path",
+    metavar="FILE.prom",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the run's metrics (OpenMetrics text) to FILE.prom, replaced atomically: for node_exporter's "
+    "textfile collector. Also written when the run fails (the run's outcome; the last kept findings).",
+)
 @handles_errors
 def verify(
     spec: Path,
@@ -754,6 +779,9 @@ def verify(
     lfts: Path | None,
     drain: bool,
     resume: bool,
+    history_dir: Path | None,
+    keep: int | None,
+    metrics_path: Path | None,
     **sections: bool,
 ) -> None:
     """Compare the live fabric and hosts with SPEC, section by section (no section flag: every section but
@@ -790,22 +818,36 @@ def verify(
         return
     if acting:
         options = replace(options, dry_run=False)  # the sections run for real; only the scontrol commands are dry
+    _check_history_options(history_dir, keep, metrics_path)
     started: dict[str, Any] = {}
     command = "verify " + " ".join(f"--{i.name}" for i in chosen)
     _show_progress()
+    began = datetime.now(UTC)
+    history: History | None = None
+    loaded = None
     try:
-        loaded = _load_spec(spec) if target else None
-        if loaded is not None:  # every section runs on the target, resolved once (it is found through the spec)
-            options = replace(options, target=_verify_target(loaded))
-        for info in chosen:  # e.g. the fabric discovery: it needs no spec, so it runs while the spec loads
-            started[info.name] = prestart(info, options)
-        loaded = loaded or _load_spec(spec)
-        report = run_sections(loaded, chosen, options, started)
-        if acting:
-            report = _drain_and_resume(loaded, report, options, drain=drain, resume=resume, dry_run=dry_run)
+        with contextlib.ExitStack() as stack:
+            loaded = _load_spec(spec) if target or history_dir else None
+            if loaded is not None and history_dir is not None:  # held until the run is kept
+                history = History(history_dir, loaded.spec.cluster.name)
+                stack.enter_context(history.lock())
+            if (
+                loaded is not None and target
+            ):  # every section runs on the target, resolved once (found through the spec)
+                options = replace(options, target=_verify_target(loaded))
+            for info in chosen:  # e.g. the fabric discovery: it needs no spec, so it runs while the spec loads
+                started[info.name] = prestart(info, options)
+            loaded = loaded or _load_spec(spec)
+            report = run_sections(loaded, chosen, options, started)
+            if acting:
+                report = _drain_and_resume(loaded, report, options, drain=drain, resume=resume, dry_run=dry_run)
+            if history is not None or metrics_path is not None:
+                report = _keep(loaded, report, history, keep, metrics_path)
     except IbprovError as exc:  # CI reads the report files on every outcome: write the failure into them
         problems = [str(p) for p in exc.problems] if isinstance(exc, SpecError) else [str(exc)]
         _write_failure(command, spec, problems, int(exc.exit_code), json_path, junit_path)
+        if metrics_path is not None:  # monitoring reads the metrics on every outcome too
+            _failed_metrics(loaded, history_dir, metrics_path, int(exc.exit_code), began)
         raise
     finally:
         for handle in started.values():
@@ -814,6 +856,123 @@ def verify(
     if save_baseline is not None:
         _save_baseline(report, save_baseline)
     _print_report(report, json_path, junit_path, html_path)
+
+
+def _check_history_options(history_dir: Path | None, keep: int | None, metrics_path: Path | None) -> None:
+    if keep is not None and history_dir is None:
+        raise click.UsageError("--keep: only with --history")
+    if metrics_path is not None and metrics_path.suffix != ".prom":
+        raise click.UsageError(f"--metrics {metrics_path}: node_exporter's textfile collector reads only *.prom")
+
+
+def _keep(
+    loaded: LoadedSpec, report: Report, history: History | None, keep: int | None, metrics_path: Path | None
+) -> Report:
+    """Keep the run in its history, say what changed since the previous run, write its metrics; the report
+    with first-seen times and counter trends (for report.html)."""
+    from ibprov.history.keep import keep_run  # lazy: the history only when asked for
+    from ibprov.history.metrics import write_metrics  # lazy: the history only when asked for
+
+    kept = keep_run(
+        report,
+        history,
+        limits={str(k): v for k, v in loaded.spec.acceptance.error_rates_per_hour.items()},
+        links_planned=len(loaded.topology.links),
+        **({"keep": keep} if keep is not None else {}),
+    )
+    if kept.run is not None:
+        click.echo(f"history: kept run {kept.run.id} in {kept.run.path.parent}", err=True)
+        if kept.diff is None:
+            click.echo("history: the first run kept: nothing to compare with", err=True)
+        for line in kept.diff.lines() if kept.diff is not None else []:
+            click.echo(f"since the previous run: {line}", err=True)
+    if metrics_path is not None:
+        write_metrics(metrics_path, kept.metrics)
+    return kept.report
+
+
+def _failed_metrics(
+    loaded: LoadedSpec | None, history_dir: Path | None, metrics_path: Path, exit_code: int, began: datetime
+) -> None:
+    """The metrics of a run that failed (best effort: the failure is the news, already being raised)."""
+    from ibprov.history.keep import failed_run  # lazy: the history only when asked for
+    from ibprov.history.metrics import write_metrics  # lazy: the history only when asked for
+
+    if loaded is None:  # the spec did not load: no cluster name to label the metrics with
+        return
+    with contextlib.suppress(IbprovError, OSError, ValueError, KeyError):
+        history = History(history_dir, loaded.spec.cluster.name) if history_dir is not None else None
+        text = failed_run(loaded.spec.cluster.name, exit_code, began, history, links_planned=len(loaded.topology.links))
+        write_metrics(metrics_path, text)
+
+
+@cli.group()
+def report() -> None:
+    """Read verify's reports: compare two runs."""
+
+
+@report.command("diff")
+@click.argument("files", nargs=-1, metavar="[OLD.json NEW.json]", type=click.Path(path_type=Path, exists=True))
+@click.option(
+    "--history",
+    "history_dir",
+    metavar="DIR",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Compare the newest two runs kept in DIR/<cluster>/ (verify --history DIR).",
+)
+@click.option("--spec", "spec", metavar="SPEC", type=click.Path(path_type=Path), help="The cluster and its rate limits "
+              "(acceptance.error_rates_per_hour; default: the built-in defaults).")  # fmt: skip
+@click.option("--cluster", metavar="NAME", help="With --history and no --spec: the cluster's name.")
+@click.option("--json", "json_path", metavar="FILE", type=click.Path(path_type=Path), help="Write the comparison here.")
+@handles_errors
+def report_diff(
+    files: tuple[Path, ...], history_dir: Path | None, spec: Path | None, cluster: str | None, json_path: Path | None
+) -> None:
+    """What changed between two verify runs: findings new, resolved and persisting; error counters as rates
+    per hour, judged against acceptance.error_rates_per_hour; the master SM. Exit 1 when a new finding
+    fails verify or a rate is over its limit."""
+    from ibprov.clusterspec.model import ERROR_RATES_PER_HOUR_DEFAULT  # lazy: the spec models (0.2 s)
+    from ibprov.history.diff import diff_runs  # lazy: the history only for this command
+    from ibprov.history.store import REPORT  # lazy: the history only for this command
+
+    loaded = _load_spec(spec) if spec is not None else None
+    limits = dict(ERROR_RATES_PER_HOUR_DEFAULT)
+    if loaded is not None:
+        limits = {str(k): v for k, v in loaded.spec.acceptance.error_rates_per_hour.items()}
+    if (files and history_dir is not None) or len(files) not in (0, 2):
+        raise click.UsageError("give two reports (OLD.json NEW.json) or --history DIR, not both")
+    if files:
+        old, new = (_read_report(f / REPORT if f.is_dir() else f) for f in files)
+    else:
+        if history_dir is None:
+            raise click.UsageError("give two reports (OLD.json NEW.json) or --history DIR")
+        name = cluster or (loaded.spec.cluster.name if loaded is not None else None)
+        if not name:
+            raise click.UsageError("--history: name the cluster (--spec SPEC or --cluster NAME)")
+        runs = History(history_dir, name).runs()
+        if len(runs) < 2:
+            raise IbprovError(f"{history_dir / name}: {len(runs)} run(s) kept ({REPORT}); two are needed to compare")
+        click.echo(f"comparing runs {runs[-2].id} and {runs[-1].id} of {name}", err=True)
+        old, new = runs[-2].report(), runs[-1].report()
+    diff = diff_runs(old, new, limits)
+    for line in diff.lines():
+        click.echo(line)
+    if json_path is not None:
+        try:
+            json_path.write_text(json.dumps(diff.as_dict(), indent=2) + "\n")
+        except OSError as exc:
+            raise IbprovError(f"cannot write {json_path}: {exc.strerror or exc}") from None
+    sys.exit(diff.exit_code)
+
+
+def _read_report(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise IbprovError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict) or "findings" not in data or "started" not in data:
+        raise IbprovError(f"{path}: not a report.json of ibprov verify")
+    return data
 
 
 def _drain_and_resume(

@@ -42,7 +42,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("probes",),
     ("routing",),
     ("report",),
-    ("design", "discover", "verify"),
+    ("design", "discover", "history", "verify"),
     ("twin",),
     ("cli",),
     ("__main__",),

@@ -682,6 +682,18 @@ ERROR_THRESHOLDS_DEFAULT = {
     "VL15Dropped": 100,
     "PortXmitWait": 1000,
 }
+# Rate limits between two runs of a history (increase per hour): a counter that counts link events (a link
+# that went down, or retrained) on any increase; the other link-health counters at rdma-core's threshold
+# reached in a day; traffic-dependent ones (discards, relay errors, VL15 drops, XmitWait) not by default.
+ERROR_RATES_PER_HOUR_DEFAULT = {
+    "LinkDownedCounter": 0.0,
+    "LinkErrorRecoveryCounter": 0.0,
+    "SymbolErrorCounter": round(10 / 24, 3),
+    "PortRcvErrors": round(10 / 24, 3),
+    "LocalLinkIntegrityErrors": round(10 / 24, 3),
+    "ExcessiveBufferOverrunErrors": round(10 / 24, 3),
+    "PortRcvRemotePhysicalErrors": round(100 / 24, 3),
+}
 ErrorCounter = Literal[
     "SymbolErrorCounter",
     "LinkErrorRecoveryCounter",
@@ -715,6 +727,10 @@ def _threshold_defaults() -> dict[ErrorCounter, int]:
     return cast("dict[ErrorCounter, int]", dict(ERROR_THRESHOLDS_DEFAULT))  # its keys are ErrorCounter names
 
 
+def _rate_defaults() -> dict[ErrorCounter, float]:
+    return cast("dict[ErrorCounter, float]", dict(ERROR_RATES_PER_HOUR_DEFAULT))  # its keys are ErrorCounter names
+
+
 class Acceptance(Strict):
     latency_us: dict[LatencyTest, Annotated[float, Field(gt=0)]] = Field(
         default_factory=_latency_defaults,
@@ -725,6 +741,12 @@ class Acceptance(Strict):
     error_thresholds: dict[ErrorCounter, Annotated[int, Field(ge=0)]] = Field(
         default_factory=_threshold_defaults,
         description="Per-counter limits (defaults: rdma-core's error_thresholds); keys you give override.",
+    )
+    error_rates_per_hour: dict[ErrorCounter, Annotated[float, Field(ge=0)]] = Field(
+        default_factory=_rate_defaults,
+        description="Per-counter limits on the increase per hour between two runs of a history (verify "
+        "--history, report diff); defaults: link-down and link-retrain on any increase, the other link-health "
+        "counters at rdma-core's threshold per day; keys you give override, counters without a key are not judged.",
     )
     soak_seconds: int = Field(0, ge=0, description="Clear counters, wait, read again (0 = no soak).")
     pairs: Annotated[PairSchedule, PAIRS_RENAMED] = Field(
@@ -785,6 +807,11 @@ class Acceptance(Strict):
     @classmethod
     def _merge_defaults(cls, value: dict[str, int]) -> dict[str, int]:
         return {**ERROR_THRESHOLDS_DEFAULT, **value}
+
+    @field_validator("error_rates_per_hour", mode="after")
+    @classmethod
+    def _merge_rate_defaults(cls, value: dict[str, float]) -> dict[str, float]:
+        return {**ERROR_RATES_PER_HOUR_DEFAULT, **value}
 
 
 # ------------------------------------------------------------------------------------------ top level

@@ -1,14 +1,16 @@
 """report.html: one self-contained page (no external assets, no script) for every section that ran.
 
 The page shows what an admin looks for first: the result and the summary line, then the findings worst
-first with the fix for each, then per section its facts, its notes (what the twin could not show, where the
-diags ran), and every check with the objects it examined, passed, failed or judged with a caveat (expand a
-check to see them). Like the console, JSON and JUnit views it knows a section only through its name, title,
-checks, facts (``lines()``) and notes.
+first with the fix for each (with a run history: when each was first seen, and the error counters that
+moved since the previous run, each over the last runs), then per section its facts, its notes (what the
+twin could not show, where the diags ran), and every check with the objects it examined, passed, failed or
+judged with a caveat (expand a check to see them). Like the console, JSON and JUnit views it knows a
+section only through its name, title, checks, facts (``lines()``) and notes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 
 from ibprov import __version__
@@ -16,6 +18,7 @@ from ibprov.report.model import (
     BarChart,
     Cell,
     CheckResult,
+    CounterTrend,
     Finding,
     HasCharts,
     HasMatrices,
@@ -50,6 +53,8 @@ svg.chart line.low{stroke:#c0392b;stroke-width:2}
 table.heatmap{width:auto}table.heatmap td{text-align:right;min-width:54px;font-variant-numeric:tabular-nums}
 table.heatmap td.none{background:#f0f2f5;color:#8a94a3}table.heatmap th.row{text-align:right}
 .legend{color:#5d6b7a;font-size:12px;margin:4px 0 10px}
+svg.trend polyline{fill:none;stroke:#b42318;stroke-width:1.5}svg.trend circle{fill:#b42318}
+td.first-seen{white-space:nowrap;font-variant-numeric:tabular-nums}
 """
 
 
@@ -57,18 +62,65 @@ def _e(text: object) -> str:
     return escape(str(text), quote=True)
 
 
-def _findings_table(findings: list[Finding]) -> str:
+def _findings_table(findings: list[Finding], first_seen: Mapping[tuple[str, str], str] | None = None) -> str:
+    """The findings; with a run history (``first_seen``), when each was first seen without a break."""
     if not findings:
         return '<p class="pass no-findings">No findings.</p>'
+    seen = first_seen or {}
     rows = "".join(
         f'<tr class="finding"><td><span class="sev {_e(f.severity)}">{_e(f.severity)}</span></td>'
         f"<td><code>{_e(f.check)}</code></td><td>{_e(f.object)}</td><td>{_e(f.expected)}</td>"
-        f"<td>{_e(f.observed)}</td><td>{_e(f.fix)}</td></tr>"
+        f"<td>{_e(f.observed)}</td><td>{_e(f.fix)}</td>"
+        + (f'<td class="first-seen">{_e(seen.get((f.check, f.object), "—"))}</td>' if seen else "")
+        + "</tr>"
         for f in findings
     )
     return (
         '<table class="findings"><thead><tr><th>Severity</th><th>Check</th><th>Object</th><th>Planned</th>'
-        f"<th>Found</th><th>Fix</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<th>Found</th><th>Fix</th>{'<th>First seen</th>' if seen else ''}</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _sparkline(trend: CounterTrend) -> str:
+    """A counter's values over the last runs: a line through the runs that read it, its last value named."""
+    values = [(i, v) for i, (_t, v) in enumerate(trend.points) if v is not None]
+    width, height, pad = 220, 36, 3
+    top = max((v for _i, v in values), default=0) or 1
+    span = max(1, len(trend.points) - 1)
+    xy = [(pad + i / span * (width - 2 * pad), height - pad - v / top * (height - 2 * pad)) for i, v in values]
+    segments: list[list[str]] = []  # a run that did not read the counters breaks the line
+    last = -2
+    for (x, y), (i, _v) in zip(xy, values, strict=True):
+        if i != last + 1:
+            segments.append([])
+        segments[-1].append(f"{x:.1f},{y:.1f}")
+        last = i
+    lines = "".join(f'<polyline points="{" ".join(seg)}"/>' for seg in segments)
+    dots = "".join(
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2"><title>{_e(trend.points[i][0])}: {v}</title></circle>'
+        for (x, y), (i, v) in zip(xy, values, strict=True)
+    )
+    return (
+        f'<svg class="trend" width="{width}" height="{height}" role="img" '
+        f'aria-label="{_e(trend.counter)} on {_e(trend.object)}">{lines}{dots}</svg>'
+    )
+
+
+def _trends(report: Report) -> str:
+    if not report.trends:
+        return ""
+    rows = "".join(
+        f'<tr class="trend" data-object="{_e(t.object)}" data-counter="{_e(t.counter)}"><td>{_e(t.object)}</td>'
+        f"<td><code>{_e(t.counter)}</code></td><td>{_sparkline(t)}</td>"
+        f"<td>{_e(next((v for _t, v in reversed(t.points) if v is not None), '—'))}</td></tr>"
+        for t in report.trends
+    )
+    return (
+        '<section id="counter-trends"><h2>Counters that moved since the previous run</h2>'
+        f'<p class="legend">each error counter over the last {max(len(t.points) for t in report.trends)} runs of '
+        "the history (a gap: a run that did not read the fabric's counters)</p>"
+        '<table class="trends"><thead><tr><th>Port</th><th>Counter</th><th>Over the last runs</th><th>Now</th>'
+        f"</tr></thead><tbody>{rows}</tbody></table></section>"
     )
 
 
@@ -234,7 +286,7 @@ def _charts(section: SectionReport) -> str:
     return "".join(_chart(c) for c in facts.charts() if c.bars) if isinstance(facts, HasCharts) else ""
 
 
-def _section(section: SectionReport) -> str:
+def _section(section: SectionReport, first_seen: Mapping[tuple[str, str], str]) -> str:
     facts = "; ".join(section.facts.lines())
     notes = "".join(f"<li>{_e(n)}</li>" for n in section.notes)
     status = "pass" if section.exit_code == 0 else "fail"
@@ -247,7 +299,7 @@ def _section(section: SectionReport) -> str:
         f"{section.duration_seconds:.1f} s.</p>"
         + (f'<h3>Notes</h3><ul class="notes">{notes}</ul>' if notes else "")
         + "<h3>Findings</h3>"
-        + _findings_table(section.findings)
+        + _findings_table(section.findings, first_seen)
         + _matrices(section)
         + _charts(section)
         + '<h3>Checks</h3><table class="checks"><thead><tr><th>Check</th><th>Passes when</th><th>Result</th>'
@@ -270,9 +322,10 @@ def to_html(report: Report) -> str:
         f"{'; ' + badges if badges else ''}</p></header><main>"
         + (f'<section><h2>Notes</h2><ul class="notes">{notes}</ul></section>' if notes else "")
         + '<section id="all-findings"><h2>Findings, worst first</h2>'
-        + _findings_table(report.findings)
+        + _findings_table(report.findings, report.first_seen)
         + "</section>"
+        + _trends(report)
         + _actions(report)
-        + "".join(_section(s) for s in report.sections)
+        + "".join(_section(s, report.first_seen) for s in report.sections)
         + "</main></body></html>\n"
     )

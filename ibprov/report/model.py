@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -23,6 +23,7 @@ __all__ = [
     "BarChart",
     "Cell",
     "CheckResult",
+    "CounterTrend",
     "Finding",
     "HasCharts",
     "HasMatrices",
@@ -233,6 +234,15 @@ class NodeAction:
 
 
 @dataclass(frozen=True)
+class CounterTrend:
+    """One port's error counter over the last runs of a history, as the HTML report draws it."""
+
+    object: str  # "sm02 mlx5_0 port 1"
+    counter: str  # "SymbolErrorCounter"
+    points: tuple[tuple[str, int | None], ...]  # (run end, ISO 8601 UTC; value, None: the run read no counters)
+
+
+@dataclass(frozen=True)
 class Report:
     """A verification of one or more sections against one spec."""
 
@@ -244,6 +254,10 @@ class Report:
     sections: tuple[SectionReport, ...]
     notes: tuple[str, ...] = ()  # about the whole verification; each section has its own too
     actions: tuple[NodeAction, ...] = ()  # verify --drain / --resume: what was done to the scheduler's nodes
+    # verify --history: (check, object) -> when the history first saw the finding (ISO 8601, UTC), and the
+    # values over the last runs of the counters that moved since the previous run
+    first_seen: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    trends: tuple[CounterTrend, ...] = ()
 
     @classmethod
     def from_sections(

@@ -1,4 +1,6 @@
-"""What ``verify --fabric`` reports besides its checks: device and link counts, the subnet managers, the soak."""
+"""What ``verify --fabric`` reports besides its checks: device and link counts, the subnet managers, the soak,
+and the error counters read (every port with a non-zero counter, its values as read: a run history turns two
+runs' values into rates, :mod:`ibprov.history.diff`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 from ibprov.identity.guids import fmt_guid
 from ibprov.verify.fabric.checks.sm import planned_instance, sm_name
 from ibprov.verify.fabric.observation import Observation
-from ibprov.verify.fabric.plan import Plan
+from ibprov.verify.fabric.plan import Plan, port_name
 
 __all__ = ["SCHEMA", "FabricFacts", "SmFacts", "fabric_facts"]
 
@@ -26,9 +28,18 @@ _SM = {
         "planned": {"type": "boolean"},
     },
 }
+_PORT_COUNTERS = {
+    "type": "object",
+    "required": ["object", "counters"],
+    "additionalProperties": False,
+    "properties": {
+        "object": {"type": "string"},
+        "counters": {"type": "object", "additionalProperties": _COUNT},
+    },
+}
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["switches", "channel_adapters", "links", "master_sm", "subnet_managers", "soak_seconds"],
+    "required": ["switches", "channel_adapters", "links", "master_sm", "subnet_managers", "soak_seconds", "counters"],
     "additionalProperties": False,
     "properties": {
         "switches": _COUNT,
@@ -37,6 +48,7 @@ SCHEMA: dict[str, Any] = {
         "master_sm": {"oneOf": [_SM, {"type": "null"}]},
         "subnet_managers": {"type": "array", "items": _SM},
         "soak_seconds": {"type": ["number", "null"], "minimum": 0},
+        "counters": {"type": "array", "items": _PORT_COUNTERS},
     },
 }
 
@@ -68,6 +80,9 @@ class FabricFacts:
     links: int
     subnet_managers: tuple[SmFacts, ...]  # the master first, then by priority
     soak_seconds: float | None = None  # between clearing and re-reading the counters; None: no soak
+    # (port name, {counter: value}) for every port with a non-zero error counter, as first read (before a
+    # soak's clear), by port name
+    counters: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
 
     @property
     def master_sm(self) -> SmFacts | None:
@@ -83,6 +98,7 @@ class FabricFacts:
             "master_sm": master.as_dict() if master is not None else None,
             "subnet_managers": [s.as_dict() for s in self.subnet_managers],
             "soak_seconds": None if self.soak_seconds is None else round(self.soak_seconds, 3),
+            "counters": [{"object": name, "counters": dict(values)} for name, values in self.counters],
         }
 
     def lines(self) -> list[str]:
@@ -114,4 +130,11 @@ def fabric_facts(plan: Plan, obs: Observation) -> FabricFacts:
         links=len(obs.links),
         subnet_managers=sms,
         soak_seconds=obs.soak.seconds if obs.soak is not None else None,
+        counters=tuple(
+            sorted(
+                (port_name(plan, obs.nodes, ref), tuple(sorted(values.items())))
+                for ref, values in obs.counters.items()
+                if any(values.values())
+            )
+        ),
     )

@@ -217,3 +217,30 @@ def test_chromium_shows_what_drain_and_resume_did_to_each_slurm_node(tmp_path: P
     assert "failed: slurm_update error" in shown
     assert dom.count('class="action ') == 3
     assert shot.stat().st_size > 20_000
+
+
+def test_chromium_shows_when_each_finding_was_first_seen_and_the_counters_that_moved(tmp_path: Path) -> None:
+    from ibprov.report.model import CounterTrend
+
+    base = report()
+    seen = {(f.check, f.object): "2026-12-01T06:00:00Z" for f in base.findings[:1]}
+    points = (("2026-12-05T00:00:00Z", 0), ("2026-12-05T06:00:00Z", None), ("2026-12-05T12:00:00Z", 42))
+    trend = CounterTrend("node02 mlx5_0 port 1", "SymbolErrorCounter", points)
+    page = tmp_path / "report-history.html"
+    page.write_text(to_html(replace(base, first_seen=seen, trends=(trend,))))
+    dom, shown, shot = open_in_chromium(page, "report-history.png", "1600,1800")
+    assert "First seen" in shown
+    assert shown.count("2026-12-01T06:00:00Z") == 2, "in the report's findings and in its section's"
+    assert shown.count("—") >= 2, "findings the history has not seen before show a dash"
+    assert "Counters that moved since the previous run" in shown
+    assert 'data-counter="SymbolErrorCounter"' in dom
+    assert "node02 mlx5_0 port 1" in shown
+    assert dom.count("<circle") == 2, "a point per run that read the counters"
+    assert dom.count("<polyline") == 2, "the run that did not read them breaks the line"
+    assert shot.stat().st_size > 20_000
+
+    plain = tmp_path / "report-plain.html"
+    plain.write_text(to_html(base))
+    dom, shown, _shot = open_in_chromium(plain, "report-plain.png", "1400,1000")
+    assert "First seen" not in shown, "no history, no first-seen column"
+    assert "Counters that moved" not in shown, "no history, no trends"

@@ -1,0 +1,140 @@
+"""The metrics ibprov writes (OpenMetrics text for node_exporter's textfile collector), one entry each: its
+name, type, help text and labels. :mod:`ibprov.history.metrics` writes only these; the Prometheus rules and
+the Grafana dashboard in ``monitoring/`` may name only these (a test reads both against this catalog).
+
+Label cardinality is bounded for a 10,000-node fabric: per-object series exist only for findings (capped at
+:data:`MAX_FINDING_SERIES`, the worst kept), port counters that moved since the previous run (capped at
+:data:`MAX_RATE_SERIES`, those over their limit first, then the fastest), and failing perftest pairs (every
+pair only while a run measured at most :data:`MAX_PAIR_SERIES`); everything else is a fabric-wide total or
+one series per check. bench/metrics_10k.py measures it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CATALOG", "MAX_FINDING_SERIES", "MAX_PAIR_SERIES", "MAX_RATE_SERIES", "Metric", "metric"]
+
+MAX_FINDING_SERIES = 1000  # per-finding series in one run; the rest are counted in ibprov_findings only
+MAX_RATE_SERIES = 1000  # per-port counter rate series in one run; every rate over its limit is counted
+MAX_PAIR_SERIES = 256  # perftest results per pair while a run measured at most this many; beyond, failing pairs
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    type: str  # "gauge" (every ibprov metric is a gauge: a run's state, written whole each run)
+    help: str
+    labels: tuple[str, ...]
+
+
+_C = ("cluster",)
+CATALOG: tuple[Metric, ...] = (
+    Metric("ibprov_verify_last_run_timestamp_seconds", "gauge", "When the last verify run ended (Unix time)", _C),
+    Metric("ibprov_verify_last_run_duration_seconds", "gauge", "How long the last verify run took", _C),
+    Metric(
+        "ibprov_verify_last_run_exit_code",
+        "gauge",
+        "The last run's exit code: 0 as planned, 1 findings, 2 spec error, 3 collect error, 70 internal error",
+        _C,
+    ),
+    Metric(
+        "ibprov_verify_last_run_success",
+        "gauge",
+        "1 when the last run collected and judged everything it was asked to (exit code 0 or 1), else 0",
+        _C,
+    ),
+    Metric(
+        "ibprov_check_passed",
+        "gauge",
+        "1 when the check passed in the last run, 0 when it failed",
+        (*_C, "section", "check"),
+    ),
+    Metric("ibprov_check_objects", "gauge", "Objects the check examined in the last run", (*_C, "section", "check")),
+    Metric(
+        "ibprov_findings",
+        "gauge",
+        "Findings of the last run by check and severity",
+        (*_C, "section", "check", "severity"),
+    ),
+    Metric(
+        "ibprov_finding",
+        "gauge",
+        "1 for each finding of the last run (at most MAX_FINDING_SERIES series)",
+        (*_C, "section", "check", "severity", "object"),
+    ),
+    Metric(
+        "ibprov_finding_first_seen_timestamp_seconds",
+        "gauge",
+        "When the run history first saw this finding, without a break since (Unix time)",
+        (*_C, "section", "check", "severity", "object"),
+    ),
+    Metric(
+        "ibprov_finding_series_dropped",
+        "gauge",
+        "Findings of the last run written without a series of their own (over MAX_FINDING_SERIES)",
+        _C,
+    ),
+    Metric("ibprov_findings_new", "gauge", "Findings not in the previous run, by severity", (*_C, "severity")),
+    Metric(
+        "ibprov_findings_resolved",
+        "gauge",
+        "Findings of the previous run gone in the last, by severity",
+        (*_C, "severity"),
+    ),
+    Metric(
+        "ibprov_sm_master_info",
+        "gauge",
+        "1 for the master SM the last run saw",
+        (*_C, "object", "port_guid", "planned"),
+    ),
+    Metric(
+        "ibprov_sm_master_changed",
+        "gauge",
+        "1 when the master SM's port differs from the previous run's",
+        _C,
+    ),
+    Metric("ibprov_links_planned", "gauge", "Cables in the plan", _C),
+    Metric("ibprov_links_below_plan", "gauge", "Planned cables down, or up below the planned width or speed", _C),
+    Metric(
+        "ibprov_port_error_rate_per_hour",
+        "gauge",
+        "Error counter increase per hour between the previous run and the last (counters that moved: at most "
+        "MAX_RATE_SERIES series, those over their limit first, then the fastest)",
+        (*_C, "object", "counter"),
+    ),
+    Metric(
+        "ibprov_port_error_rate_over_limit",
+        "gauge",
+        "1 for each port counter whose rate is above its acceptance.error_rates_per_hour limit "
+        "(at most MAX_RATE_SERIES series, with the rates)",
+        (*_C, "object", "counter"),
+    ),
+    Metric(
+        "ibprov_port_error_rates_over_limit",
+        "gauge",
+        "Port counters whose rate is above their acceptance.error_rates_per_hour limit, all of them",
+        _C,
+    ),
+    Metric("ibprov_perf_pairs", "gauge", "perftest pairs by test and status", (*_C, "test", "status")),
+    Metric(
+        "ibprov_perf_value",
+        "gauge",
+        "perftest results over all measured pairs (stat: min, median, max)",
+        (*_C, "test", "unit", "stat"),
+    ),
+    Metric(
+        "ibprov_perf_pair_value",
+        "gauge",
+        "perftest result of one pair (every pair up to MAX_PAIR_SERIES measured, else failing pairs only)",
+        (*_C, "test", "unit", "client", "server", "status"),
+    ),
+)
+
+
+def metric(name: str) -> Metric:
+    """The catalog entry named ``name``."""
+    for m in CATALOG:
+        if m.name == name:
+            return m
+    raise KeyError(name)

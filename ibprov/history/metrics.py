@@ -1,0 +1,227 @@
+"""The last verify run as OpenMetrics text, for node_exporter's textfile collector (``--metrics FILE``).
+
+Written from report.json's dict (and, with a history, the comparison with the previous run and when each
+finding was first seen), only the metrics of :mod:`ibprov.history.catalog`. The file is replaced atomically
+(written beside it, then renamed: the collector never reads half a file). A run that failed (spec error,
+nothing collected, another run holding the lock) still writes the run's own metrics, and carries the
+previous run's findings over unchanged, so that alerts on findings neither resolve nor fire because a run
+failed; the run metrics say it failed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ibprov.errors import IbprovError
+from ibprov.history.catalog import CATALOG, MAX_FINDING_SERIES, MAX_PAIR_SERIES, MAX_RATE_SERIES, metric
+from ibprov.history.diff import RunDiff, ended, findings_of
+from ibprov.report.model import Severity
+
+__all__ = ["RunOutcome", "openmetrics", "run_outcome", "write_metrics"]
+
+_LINK_CHECKS = ("link.down", "link.width", "link.speed")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How the run itself went: its exit code, when it ended and how long it took."""
+
+    cluster: str
+    exit_code: int
+    ended: datetime
+    duration_seconds: float
+
+    @property
+    def success(self) -> bool:
+        return self.exit_code in (0, 1)
+
+
+@dataclass
+class _Samples:
+    rows: dict[str, list[tuple[dict[str, str], float]]] = field(default_factory=lambda: defaultdict(list))
+
+    def add(self, name: str, labels: Mapping[str, str], value: float) -> None:
+        known = metric(name)  # KeyError for a metric the catalog does not have
+        if tuple(labels) != known.labels:
+            raise ValueError(f"{name}: labels {tuple(labels)} are not the catalog's {known.labels}")
+        self.rows[name].append((dict(labels), value))
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
+
+
+def _text(samples: _Samples) -> str:
+    out = []
+    for m in CATALOG:
+        rows = samples.rows.get(m.name)
+        if not rows:
+            continue
+        out.append(f"# HELP {m.name} {m.help}")
+        out.append(f"# TYPE {m.name} {m.type}")
+        for labels, value in rows:
+            shown = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+            out.append(f"{m.name}{{{shown}}} {_number(value)}")
+    out.append("# EOF")
+    return "\n".join(out) + "\n"
+
+
+def _findings(s: _Samples, cluster: str, report: Mapping[str, Any], seen: Mapping[tuple[str, str], datetime]) -> None:
+    found = findings_of(report)
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for f in found.values():
+        counts[(f["section"], f["check"], f["severity"])] += 1
+    for check in report.get("checks", []):
+        if check["status"] == "skipped":
+            continue
+        key = {"cluster": cluster, "section": check["section"], "check": check["id"]}
+        s.add("ibprov_check_passed", key, 1 if check["status"] == "pass" else 0)
+        s.add("ibprov_check_objects", key, check["objects"])
+    for (section, check_id, severity), n in sorted(counts.items()):
+        s.add(
+            "ibprov_findings",
+            {"cluster": cluster, "section": section, "check": check_id, "severity": severity},
+            n,
+        )
+    # the worst first: past the cap, warnings lose their series before critical findings do
+    ordered = sorted(found.values(), key=lambda f: (Severity(f["severity"]).rank, f["check"], f["object"]))
+    for f in ordered[:MAX_FINDING_SERIES]:
+        labels = {
+            "cluster": cluster,
+            "section": f["section"],
+            "check": f["check"],
+            "severity": f["severity"],
+            "object": f["object"],
+        }
+        s.add("ibprov_finding", labels, 1)
+        when = seen.get((f["check"], f["object"]))
+        if when is not None:
+            s.add("ibprov_finding_first_seen_timestamp_seconds", labels, when.timestamp())
+    s.add("ibprov_finding_series_dropped", {"cluster": cluster}, max(0, len(ordered) - MAX_FINDING_SERIES))
+
+
+def _fabric(s: _Samples, cluster: str, report: Mapping[str, Any], links_planned: int | None) -> None:
+    fabric = report.get("sections", {}).get("fabric")
+    if fabric is None:
+        return
+    master = fabric.get("facts", {}).get("master_sm")
+    if isinstance(master, dict):
+        labels = {
+            "cluster": cluster,
+            "object": str(master["object"]),
+            "port_guid": str(master["port_guid"]),
+            "planned": "true" if master.get("planned") else "false",
+        }
+        s.add("ibprov_sm_master_info", labels, 1)
+    if links_planned is not None:
+        s.add("ibprov_links_planned", {"cluster": cluster}, links_planned)
+    below = {f["object"] for f in report.get("findings", []) if f["check"] in _LINK_CHECKS}
+    s.add("ibprov_links_below_plan", {"cluster": cluster}, len(below))
+
+
+def _diff(s: _Samples, cluster: str, diff: RunDiff) -> None:
+    for word, found in (("ibprov_findings_new", diff.new), ("ibprov_findings_resolved", diff.resolved)):
+        by = Counter(f["severity"] for f in found)
+        for severity in ("critical", "security", "error", "warning"):
+            s.add(word, {"cluster": cluster, "severity": severity}, by[severity])
+    s.add("ibprov_sm_master_changed", {"cluster": cluster}, 1 if diff.master_changed else 0)
+    moved = sorted((r for r in diff.rates if r.increase > 0), key=lambda r: (not r.over, -r.rate, r.object))
+    for rate in moved[:MAX_RATE_SERIES]:
+        labels = {"cluster": cluster, "object": rate.object, "counter": rate.counter}
+        s.add("ibprov_port_error_rate_per_hour", labels, round(rate.rate, 6))
+        if rate.over:
+            s.add("ibprov_port_error_rate_over_limit", labels, 1)
+    s.add("ibprov_port_error_rates_over_limit", {"cluster": cluster}, len(diff.over))
+
+
+def _perf(s: _Samples, cluster: str, report: Mapping[str, Any]) -> None:
+    perf = report.get("sections", {}).get("perf")
+    if perf is None:
+        return
+    results: Sequence[Mapping[str, Any]] = perf.get("facts", {}).get("results", [])
+    statuses: Counter[tuple[str, str]] = Counter((r["test"], r["status"]) for r in results)
+    for (test, status), n in sorted(statuses.items()):
+        s.add("ibprov_perf_pairs", {"cluster": cluster, "test": test, "status": status}, n)
+    measured = [r for r in results if r.get("value") is not None]
+    by_test: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in measured:
+        by_test[(r["test"], r["unit"])].append(float(r["value"]))
+    for (test, unit), values in sorted(by_test.items()):
+        for stat, value in (("min", min(values)), ("median", statistics.median(values)), ("max", max(values))):
+            s.add("ibprov_perf_value", {"cluster": cluster, "test": test, "unit": unit, "stat": stat}, value)
+    every = len(measured) <= MAX_PAIR_SERIES
+    for r in measured:
+        if every or r["status"] == "fail":
+            labels = {
+                "cluster": cluster,
+                "test": r["test"],
+                "unit": r["unit"],
+                "client": r["client"],
+                "server": r["server"],
+                "status": r["status"],
+            }
+            s.add("ibprov_perf_pair_value", labels, float(r["value"]))
+
+
+def openmetrics(
+    outcome: RunOutcome,
+    report: Mapping[str, Any] | None,
+    *,
+    diff: RunDiff | None = None,
+    seen: Mapping[tuple[str, str], datetime] | None = None,
+    links_planned: int | None = None,
+) -> str:
+    """The metrics of a run: ``outcome`` always; ``report`` (this run's, or for a failed run the last one
+    kept) its findings, checks, fabric and perf; ``diff`` against the previous run and ``seen`` (first-seen
+    times) when there is a history; ``links_planned``: the spec's cable count."""
+    s = _Samples()
+    c = {"cluster": outcome.cluster}
+    s.add("ibprov_verify_last_run_timestamp_seconds", c, round(outcome.ended.timestamp(), 3))
+    s.add("ibprov_verify_last_run_duration_seconds", c, round(outcome.duration_seconds, 3))
+    s.add("ibprov_verify_last_run_exit_code", c, outcome.exit_code)
+    s.add("ibprov_verify_last_run_success", c, 1 if outcome.success else 0)
+    if report is not None:
+        _findings(s, outcome.cluster, report, seen or {})
+        _fabric(s, outcome.cluster, report, links_planned)
+        _perf(s, outcome.cluster, report)
+    if diff is not None:
+        _diff(s, outcome.cluster, diff)
+    return _text(s)
+
+
+def write_metrics(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (a temporary file beside it, renamed), mode 0644."""
+    if path.suffix != ".prom":
+        raise IbprovError(f"--metrics {path}: node_exporter's textfile collector reads only files ending in .prom")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise IbprovError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def run_outcome(report: Mapping[str, Any]) -> RunOutcome:
+    """The outcome of a run that produced a report."""
+    return RunOutcome(
+        str(report["cluster"]), int(report["exit_code"]), ended(report), float(report["duration_seconds"])
+    )
