@@ -8,7 +8,7 @@ APT_SIM := opensm infiniband-diags ibsim-utils libumad2sim0
 APT_RACK := podman runc catatonit netavark aardvark-dns iptables debootstrap zstd openssh-client
 STAMP := $(VENV)/.ibprov-installed
 
-.PHONY: venv apt-sim apt-rack apt-browser lint ansible-lint typecheck unit sim molecule test demo golden bench fuzz clean
+.PHONY: venv apt-sim apt-rack apt-browser apt-monitor lint ansible-lint typecheck unit sim molecule test demo golden bench fuzz clean
 
 venv: $(STAMP)
 
@@ -32,6 +32,35 @@ apt-rack:
 apt-browser:
 	@scripts/apt-ensure.sh chromium
 
+# Monitoring (monitoring/, issue 27): promtool checks and unit-tests the alerting rules; tests run their own
+# prometheus and node_exporter on loopback with their own ports. Debian's packages enable both services on install
+# and start them where systemd runs (and no policy-rc.d forbids it), on 9090 and 9100: right after an install (and
+# only then) this stops and disables them and node_exporter's collector timers (prometheus-node-exporter-*.timer,
+# if prometheus-node-exporter-collectors came along), so nothing of the install is left running or comes back at
+# boot. Once installed, a re-run changes nothing: whoever runs the services on that machine later decides.
+APT_MONITOR := prometheus prometheus-node-exporter
+apt-monitor:
+	@missing=; for p in $(APT_MONITOR); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing=1; \
+	done; \
+	[ -z "$$missing" ] && exit 0; \
+	scripts/apt-ensure.sh $(APT_MONITOR) || exit 1; \
+	units=; for u in prometheus.service prometheus-node-exporter.service \
+			$$(cd /lib/systemd/system && ls prometheus-node-exporter-*.timer 2>/dev/null); do \
+		[ -e /lib/systemd/system/$$u ] && units="$$units $$u"; \
+	done; \
+	[ -n "$$units" ] || exit 0; \
+	echo "apt-monitor: stopping and disabling what the install enabled:$$units"; \
+	if [ -d /run/systemd/system ]; then \
+		systemctl disable --now --quiet $$units; \
+	else \
+		systemctl disable --quiet $$units 2>/dev/null || true; \
+		for s in $(APT_MONITOR); do \
+			[ -x /etc/init.d/$$s ] || continue; \
+			invoke-rc.d $$s stop >/dev/null 2>&1 || true; update-rc.d $$s disable >/dev/null 2>&1 || true; \
+		done; \
+	fi
+
 lint: venv
 	$(BIN)/ruff check ibprov tests bench scripts
 	$(BIN)/ruff format --check ibprov tests bench scripts
@@ -48,7 +77,7 @@ ansible-lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
-unit: venv
+unit: venv apt-monitor
 	$(BIN)/pytest -q -n 2 -m 'not sim and not molecule and not twin' tests
 
 sim: venv apt-sim
@@ -58,7 +87,7 @@ sim: venv apt-sim
 molecule: venv
 	scripts/molecule.sh
 
-test: venv apt-sim apt-rack apt-browser lint ansible-lint typecheck
+test: venv apt-sim apt-rack apt-browser apt-monitor lint ansible-lint typecheck
 	$(BIN)/pytest -q -n 2 -m 'not molecule and not twin' tests
 	scripts/molecule.sh
 	$(BIN)/pytest -q -m twin tests
