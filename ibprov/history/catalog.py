@@ -116,7 +116,13 @@ CATALOG: tuple[Metric, ...] = (
         "Port counters whose rate is above their acceptance.error_rates_per_hour limit, all of them",
         _C,
     ),
-    Metric("ibprov_perf_pairs", "gauge", "perftest pairs by test and status", (*_C, "test", "status")),
+    Metric(
+        "ibprov_perf_pairs",
+        "gauge",
+        "perftest results by test and status: pass, missed_limit (measured, worse than its limit), failed "
+        "(did not run through), skipped (could not run here)",
+        (*_C, "test", "status"),
+    ),
     Metric(
         "ibprov_perf_value",
         "gauge",
@@ -126,7 +132,8 @@ CATALOG: tuple[Metric, ...] = (
     Metric(
         "ibprov_perf_pair_value",
         "gauge",
-        "perftest result of one pair (every pair up to MAX_PAIR_SERIES measured, else failing pairs only)",
+        "perftest result of one pair, status pass or missed_limit (every pair while a run measured at most "
+        "MAX_PAIR_SERIES, else those that missed their limit)",
         (*_C, "test", "unit", "client", "server", "status"),
     ),
 )

@@ -22,6 +22,7 @@ from ibprov.report.model import CounterTrend, Severity
 
 __all__ = [
     "COUNTER_MAX",
+    "TREND_RUNS",
     "CounterRate",
     "RunDiff",
     "diff_runs",
@@ -240,18 +241,20 @@ def first_seen(newest: Mapping[str, Any], older: Iterable[Mapping[str, Any]]) ->
     """(check, object) -> when the run history first saw each finding of ``newest`` without a break since:
     the end of the earliest run, of the unbroken line of runs ending with the newest, that has it. ``older``:
     the earlier runs, newest first (read lazily: the walk stops once every finding's line is broken). A run
-    that did not judge a finding's check (another set of sections) does not break its line."""
+    that did not judge a finding's check or object (another set of sections, a check or object skipped) does
+    not break its line."""
     out = {key: ended(newest) for key in findings_of(newest)}
     open_keys = set(out)
-    for report in older:
-        if not open_keys:
-            break
-        judged = {c["id"] for c in report.get("checks", [])}
+    runs = iter(older)
+    while open_keys and (report := next(runs, None)) is not None:
+        checks = report.get("checks", [])
+        judged = {c["id"] for c in checks if c.get("status") != "skipped"}
+        skipped = {(c["id"], s["object"]) for c in checks for s in c.get("skipped", [])}
         seen = findings_of(report)
         for key in list(open_keys):
             if key in seen:
                 out[key] = ended(report)
-            elif key[0] in judged:
+            elif key[0] in judged and key not in skipped:
                 open_keys.discard(key)
     return out
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ibprov.history.diff import RunDiff, diff_runs, first_seen, trends
+from ibprov.history.diff import TREND_RUNS, RunDiff, diff_runs, first_seen, trends
 from ibprov.history.metrics import RunOutcome, openmetrics, run_outcome
 from ibprov.history.store import DEFAULT_KEEP, History, Run
 from ibprov.report.json_report import to_dict
@@ -47,11 +47,12 @@ def keep_run(
         return Kept(report, None, None, openmetrics(run_outcome(data), data, links_planned=links_planned))
     before = history.runs()
     previous = before[-1].report() if before else None
-    run = history.save(data, keep=keep, ended=run_outcome(data).ended)
     diff = diff_runs(previous, data, limits) if previous is not None else None
+    # everything read from the earlier runs is read before the save, which may remove the oldest of them
     seen = first_seen(data, _older(before))
-    recent = [r.report() for r in before[-19:]] + [data]
+    recent = [r.report() for r in before[-(TREND_RUNS - 1) :]] + [data]
     moved = [r for r in diff.rates if r.increase > 0] if diff is not None else []
+    run = history.save(data, keep=keep, ended=run_outcome(data).ended)
     shown = replace(
         report,
         first_seen={key: _iso(when) for key, when in seen.items()},

@@ -10,6 +10,7 @@ failed; the run metrics say it failed.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import statistics
@@ -151,15 +152,28 @@ def _diff(s: _Samples, cluster: str, diff: RunDiff) -> None:
     s.add("ibprov_port_error_rates_over_limit", {"cluster": cluster}, len(diff.over))
 
 
+def _verdict(result: Mapping[str, Any]) -> str:
+    """A perftest result as the metrics label it: ``pass`` / ``missed_limit`` (measured against its limit:
+    bandwidth below it, latency above it), else the run's own status (``failed``: it did not run through,
+    ``skipped``: it could not run here)."""
+    value, limit = result.get("value"), result.get("limit")
+    if result.get("status") != "ok" or value is None:
+        return str(result.get("status") or "failed")
+    if limit is None:
+        return "pass"
+    missed = value > limit if result.get("unit") == "us" else value < limit
+    return "missed_limit" if missed else "pass"
+
+
 def _perf(s: _Samples, cluster: str, report: Mapping[str, Any]) -> None:
     perf = report.get("sections", {}).get("perf")
     if perf is None:
         return
     results: Sequence[Mapping[str, Any]] = perf.get("facts", {}).get("results", [])
-    statuses: Counter[tuple[str, str]] = Counter((r["test"], r["status"]) for r in results)
+    statuses: Counter[tuple[str, str]] = Counter((r["test"], _verdict(r)) for r in results)
     for (test, status), n in sorted(statuses.items()):
         s.add("ibprov_perf_pairs", {"cluster": cluster, "test": test, "status": status}, n)
-    measured = [r for r in results if r.get("value") is not None]
+    measured = [r for r in results if r.get("status") == "ok" and r.get("value") is not None]
     by_test: dict[tuple[str, str], list[float]] = defaultdict(list)
     for r in measured:
         by_test[(r["test"], r["unit"])].append(float(r["value"]))
@@ -168,14 +182,15 @@ def _perf(s: _Samples, cluster: str, report: Mapping[str, Any]) -> None:
             s.add("ibprov_perf_value", {"cluster": cluster, "test": test, "unit": unit, "stat": stat}, value)
     every = len(measured) <= MAX_PAIR_SERIES
     for r in measured:
-        if every or r["status"] == "fail":
+        verdict = _verdict(r)
+        if every or verdict == "missed_limit":
             labels = {
                 "cluster": cluster,
                 "test": r["test"],
                 "unit": r["unit"],
                 "client": r["client"],
                 "server": r["server"],
-                "status": r["status"],
+                "status": verdict,
             }
             s.add("ibprov_perf_pair_value", labels, float(r["value"]))
 
@@ -210,13 +225,17 @@ def write_metrics(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically (a temporary file beside it, renamed), mode 0644."""
     if path.suffix != ".prom":
         raise IbprovError(f"--metrics {path}: node_exporter's textfile collector reads only files ending in .prom")
+    tmp = ""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # dot: the collector skips it
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except OSError as exc:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise IbprovError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 

@@ -51,6 +51,12 @@ class Run:
         return data
 
 
+def _order(run: Run) -> tuple[str, int]:
+    """Runs in time order: by stamp, then by the suffix of the runs that ended in the same second (2 < 10)."""
+    stamp, _, n = run.id.partition("-")
+    return stamp, int(n) if n.isdigit() else 1
+
+
 class History:
     """The runs of cluster ``cluster`` under ``root``."""
 
@@ -94,8 +100,12 @@ class History:
         """The kept runs, oldest first (run ids sort by time)."""
         if not self.path.is_dir():
             return []
-        found = [Run(p.name, p) for p in self.path.iterdir() if p.is_dir() and (p / REPORT).is_file()]
-        return sorted(found, key=lambda r: r.id)
+        found = [
+            Run(p.name, p)
+            for p in self.path.iterdir()
+            if p.is_dir() and not p.name.startswith(".") and (p / REPORT).is_file()  # .saving-*: not a run yet
+        ]
+        return sorted(found, key=_order)
 
     def save(self, report: dict[str, Any], *, keep: int = DEFAULT_KEEP, ended: datetime | None = None) -> Run:
         """Keep ``report`` (report.json's dict) as a new run; remove the oldest beyond ``keep``."""

@@ -1,0 +1,314 @@
+"""The metrics of a run (ibprov.history.metrics): OpenMetrics text holding only the catalog's metrics with
+exactly their labels, bounded per-object series, the perf values, the file replaced atomically, and a failed
+run's metrics carrying the last kept run's findings over."""
+
+from __future__ import annotations
+
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from historykit import (
+    SM02,
+    fabric_run,
+    fabric_section,
+    finding,
+    pair_result,
+    parse_metrics,
+    perf_section,
+    run,
+    valid,
+    when,
+)
+
+from ibprov.errors import IbprovError
+from ibprov.history.catalog import CATALOG, MAX_FINDING_SERIES, MAX_PAIR_SERIES, MAX_RATE_SERIES
+from ibprov.history.diff import diff_runs, ended, first_seen
+from ibprov.history.keep import failed_run
+from ibprov.history.metrics import RunOutcome, openmetrics, run_outcome, write_metrics
+from ibprov.history.store import History
+
+P1 = "node01 mlx5_0 port 1"
+P2 = "leaf01 port 2"
+
+
+def full_text() -> str:
+    """A run with every kind of metric: findings with first-seen times, the fabric, counters that moved (one
+    over its limit), perf results, and a previous run to compare with."""
+    old = fabric_run(0, [finding("link.down", P2), finding("cabling.miswire", P1)], counters={P1: {"PortRcvErrors": 1}})
+    new = run(
+        fabric_section(
+            6,
+            [
+                finding("link.down", P1),
+                finding("cabling.miswire", P1),
+                finding("sm.standby_missing", "fabric", "warning"),
+            ],
+            counters={P1: {"PortRcvErrors": 3, "LinkDownedCounter": 1}},
+            master=SM02,
+        ),
+        perf_section(
+            6,
+            [finding("perf.bandwidth", "a1 mlx5_0 -> b1 mlx5_0")],
+            results=[pair_result("a1 mlx5_0", "b1 mlx5_0", 150.0), pair_result("a2 mlx5_0", "b2 mlx5_0", 190.0)],
+            skipped=["perf.tcp"],
+        ),
+    )
+    valid(new)
+    diff = diff_runs(old, new, {"LinkDownedCounter": 0.0, "PortRcvErrors": 10.0})
+    return openmetrics(run_outcome(new), new, diff=diff, seen=first_seen(new, [old]), links_planned=6)
+
+
+def test_every_sample_is_a_catalog_metric_with_exactly_its_labels() -> None:
+    parsed = parse_metrics(full_text())
+    catalog = {m.name: m for m in CATALOG}
+    assert parsed.samples
+    for sample in parsed.samples:
+        assert sample.name in catalog, sample
+        assert set(sample.labels) == set(catalog[sample.name].labels), sample
+        assert sample.labels["cluster"] == "rack1"
+
+
+def test_every_metric_has_its_catalog_help_and_type_once() -> None:
+    parsed = parse_metrics(full_text())  # parse_metrics fails on a HELP or TYPE given twice
+    named = {s.name for s in parsed.samples}
+    assert set(parsed.help) == set(parsed.type) == named
+    for m in CATALOG:
+        if m.name in named:
+            assert (parsed.help[m.name], parsed.type[m.name]) == (m.help, "gauge")
+
+
+def test_no_series_is_written_twice() -> None:
+    parsed = parse_metrics(full_text())
+    keys = [(s.name, tuple(sorted(s.labels.items()))) for s in parsed.samples]
+    assert len(keys) == len(set(keys))
+
+
+def test_the_full_run_writes_the_values_it_was_given() -> None:
+    parsed = parse_metrics(full_text())
+    assert parsed.value("ibprov_verify_last_run_success") == 1
+    assert parsed.value("ibprov_verify_last_run_exit_code") == 1
+    assert (
+        parsed.value("ibprov_verify_last_run_timestamp_seconds")
+        == ended(run(fabric_section(6), perf_section(6))).timestamp()
+    )
+    assert parsed.value("ibprov_links_planned") == 6
+    assert parsed.value("ibprov_links_below_plan") == 1
+    assert parsed.value("ibprov_sm_master_changed") == 1
+    assert parsed.of("ibprov_sm_master_info")[0].labels["port_guid"] == "0x0c42a10300d8e2b4"
+    assert parsed.value("ibprov_findings_new", severity="error") == 2  # link.down on P1 and perf.bandwidth
+    assert parsed.value("ibprov_findings_new", severity="warning") == 1
+    assert parsed.value("ibprov_findings_new", severity="critical") == 0
+    assert parsed.value("ibprov_findings_resolved", severity="error") == 1
+    assert parsed.value("ibprov_port_error_rate_per_hour", object=P1, counter="PortRcvErrors") == pytest.approx(
+        2 / (6 + 30 / 3600), abs=1e-6
+    )
+    assert [s.labels["counter"] for s in parsed.of("ibprov_port_error_rate_over_limit")] == ["LinkDownedCounter"]
+
+
+def test_a_persisting_finding_is_first_seen_in_the_earlier_run() -> None:
+    parsed = parse_metrics(full_text())
+    first = parsed.of("ibprov_finding_first_seen_timestamp_seconds", check="cabling.miswire")
+    new = parsed.of("ibprov_finding_first_seen_timestamp_seconds", check="link.down")
+    assert [s.value for s in first] == [when(0).timestamp() + 60]
+    assert [s.value for s in new] == [when(6).timestamp() + 90]  # the new run: fabric 60 s + perf 30 s
+
+
+def test_checks_passed_and_failed_have_a_series_and_skipped_checks_none() -> None:
+    parsed = parse_metrics(full_text())
+    assert parsed.value("ibprov_check_passed", check="link.down") == 0
+    assert parsed.value("ibprov_check_passed", check="counters.threshold") == 1
+    assert parsed.value("ibprov_check_objects", check="counters.threshold") == 1
+    assert parsed.of("ibprov_check_passed", check="perf.tcp") == []
+    assert parsed.of("ibprov_check_objects", check="perf.tcp") == []
+
+
+def test_label_values_with_quotes_backslashes_and_newlines_are_escaped() -> None:
+    odd = 'node "07"\\mlx5_0\nport 1'
+    data = fabric_run(0, [finding("link.down", odd)])
+    text = openmetrics(run_outcome(data), data)
+    parsed = parse_metrics(text)  # each sample on one line, its labels parsed back
+    assert [s.labels["object"] for s in parsed.of("ibprov_finding")] == [odd]
+    assert 'object="node \\"07\\"\\\\mlx5_0\\nport 1"' in text
+
+
+def test_findings_beyond_the_cap_are_dropped_worst_last_and_counted() -> None:
+    warnings = [finding("link.down", f"node{i:04d} mlx5_0 port 1", "warning") for i in range(MAX_FINDING_SERIES)]
+    critical = [finding("sm.standby_missing", "fabric", "critical"), finding("cabling.miswire", P1, "critical")]
+    data = fabric_run(0, [*warnings, *critical])
+    parsed = parse_metrics(openmetrics(run_outcome(data), data))
+    series = parsed.of("ibprov_finding")
+    assert len(series) == MAX_FINDING_SERIES
+    assert {(s.labels["check"], s.labels["object"]) for s in parsed.of("ibprov_finding", severity="critical")} == {
+        ("sm.standby_missing", "fabric"),
+        ("cabling.miswire", P1),
+    }
+    assert len(parsed.of("ibprov_finding", severity="warning")) == MAX_FINDING_SERIES - 2
+    assert parsed.value("ibprov_finding_series_dropped") == 2
+    assert parsed.value("ibprov_findings", check="link.down", severity="warning") == MAX_FINDING_SERIES
+
+
+def test_findings_within_the_cap_are_all_written_and_none_dropped() -> None:
+    data = fabric_run(0, [finding("link.down", P1), finding("link.down", P2, "warning")])
+    parsed = parse_metrics(openmetrics(run_outcome(data), data))
+    assert len(parsed.of("ibprov_finding")) == 2
+    assert parsed.value("ibprov_finding_series_dropped") == 0
+
+
+def test_rate_series_beyond_the_cap_keep_those_over_their_limit_first_then_the_fastest() -> None:
+    counters = {f"node{i:04d} mlx5_0 port 1": {"SymbolErrorCounter": 100 + i} for i in range(MAX_RATE_SERIES + 1)}
+    counters |= {P1: {"LinkDownedCounter": 1}, P2: {"LinkDownedCounter": 1}}  # slow, but over a limit of 0
+    old, new = fabric_run(0), fabric_run(1, counters=counters)
+    diff = diff_runs(old, new, {"LinkDownedCounter": 0.0})
+    parsed = parse_metrics(openmetrics(run_outcome(new), new, diff=diff))
+    rates = parsed.of("ibprov_port_error_rate_per_hour")
+    assert len(rates) == MAX_RATE_SERIES
+    assert {s.labels["object"] for s in parsed.of("ibprov_port_error_rate_over_limit")} == {P1, P2}
+    dropped = {f"node{i:04d} mlx5_0 port 1" for i in range(3)}  # the three slowest
+    assert {s.labels["object"] for s in rates} == set(counters) - dropped
+    assert parsed.value("ibprov_port_error_rates_over_limit") == 2
+
+
+def test_every_rate_over_its_limit_is_counted_even_without_its_own_series() -> None:
+    counters = {f"node{i:04d} mlx5_0 port 1": {"LinkDownedCounter": 2} for i in range(MAX_RATE_SERIES + 5)}
+    old, new = fabric_run(0), fabric_run(1, counters=counters)
+    parsed = parse_metrics(openmetrics(run_outcome(new), new, diff=diff_runs(old, new, {"LinkDownedCounter": 0.0})))
+    assert len(parsed.of("ibprov_port_error_rate_over_limit")) == MAX_RATE_SERIES
+    assert parsed.value("ibprov_port_error_rates_over_limit") == MAX_RATE_SERIES + 5
+
+
+def _perf_text(results: list[dict]) -> str:
+    data = valid(run(perf_section(0, results=results)))
+    return openmetrics(run_outcome(data), data)
+
+
+def test_every_measured_pair_has_a_series_while_at_most_the_cap_were_measured() -> None:
+    results = [pair_result(f"a{i} mlx5_0", f"b{i} mlx5_0", 190.0) for i in range(MAX_PAIR_SERIES - 1)]
+    results.append(pair_result("slow mlx5_0", "b0 mlx5_0", 90.0))
+    results.append(pair_result("x mlx5_0", "y mlx5_0", None, status="failed"))
+    parsed = parse_metrics(_perf_text(results))
+    assert len(parsed.of("ibprov_perf_pair_value")) == MAX_PAIR_SERIES
+    assert parsed.of("ibprov_perf_pair_value", client="x mlx5_0") == [], "a pair without a value has no series"
+    assert parsed.value("ibprov_perf_pair_value", client="slow mlx5_0", status="missed_limit") == 90.0
+    assert len(parsed.of("ibprov_perf_pair_value", status="pass")) == MAX_PAIR_SERIES - 1
+    assert parsed.value("ibprov_perf_pairs", status="pass") == MAX_PAIR_SERIES - 1
+    assert parsed.value("ibprov_perf_pairs", status="missed_limit") == 1
+    assert parsed.value("ibprov_perf_pairs", status="failed") == 1
+
+
+def test_beyond_the_cap_pairs_within_their_limit_have_no_series() -> None:
+    results = [pair_result(f"a{i} mlx5_0", f"b{i} mlx5_0", 190.0) for i in range(MAX_PAIR_SERIES + 1)]
+    parsed = parse_metrics(_perf_text(results))
+    assert parsed.of("ibprov_perf_pair_value") == []
+    assert parsed.value("ibprov_perf_pairs", status="pass") == MAX_PAIR_SERIES + 1
+
+
+def test_beyond_the_cap_only_the_pairs_that_missed_their_limit_have_a_series() -> None:
+    results = [pair_result(f"a{i} mlx5_0", f"b{i} mlx5_0", 190.0) for i in range(MAX_PAIR_SERIES)]
+    results += [pair_result("slow1 mlx5_0", "b0 mlx5_0", 90.0), pair_result("slow2 mlx5_0", "b1 mlx5_0", 120.0)]
+    parsed = parse_metrics(_perf_text(results))
+    series = parsed.of("ibprov_perf_pair_value")
+    assert sorted((s.labels["client"], s.labels["status"]) for s in series) == [
+        ("slow1 mlx5_0", "missed_limit"),
+        ("slow2 mlx5_0", "missed_limit"),
+    ]
+
+
+def test_a_latency_misses_its_limit_above_it_and_a_bandwidth_below_it() -> None:
+    lat = {"test": "ib_write_lat 2B", "unit": "us", "limit": 3.0}
+    results = [
+        pair_result("a mlx5_0", "b mlx5_0", 2.0, **lat),
+        pair_result("c mlx5_0", "d mlx5_0", 4.0, **lat),
+        pair_result("e mlx5_0", "f mlx5_0", 170.0),
+        pair_result("g mlx5_0", "h mlx5_0", 5.0, limit=None, test="ib_read_bw 8MiB"),
+    ]
+    parsed = parse_metrics(_perf_text(results))
+    verdicts = {s.labels["client"]: s.labels["status"] for s in parsed.of("ibprov_perf_pair_value")}
+    assert verdicts == {"a mlx5_0": "pass", "c mlx5_0": "missed_limit", "e mlx5_0": "missed_limit", "g mlx5_0": "pass"}
+
+
+def test_perf_values_are_the_min_median_and_max_of_the_measured_pairs() -> None:
+    values = [100.0, 190.0, 150.0, 120.0]
+    results = [pair_result(f"a{i} mlx5_0", f"b{i} mlx5_0", v) for i, v in enumerate(values)]
+    results.append(pair_result("x mlx5_0", "y mlx5_0", None, status="skipped"))
+    parsed = parse_metrics(_perf_text(results))
+    stats = {s.labels["stat"]: s.value for s in parsed.of("ibprov_perf_value", test="ib_write_bw 8MiB", unit="Gb/s")}
+    assert stats == {"min": 100.0, "median": 135.0, "max": 190.0}
+
+
+def test_a_run_without_history_has_no_comparison_or_first_seen_series() -> None:
+    data = fabric_run(0, [finding("link.down", P1)], counters={P1: {"SymbolErrorCounter": 5}})
+    parsed = parse_metrics(openmetrics(run_outcome(data), data))
+    names = {s.name for s in parsed.samples}
+    assert "ibprov_finding" in names
+    assert names.isdisjoint(
+        {
+            "ibprov_findings_new",
+            "ibprov_findings_resolved",
+            "ibprov_sm_master_changed",
+            "ibprov_port_error_rate_per_hour",
+            "ibprov_finding_first_seen_timestamp_seconds",
+            "ibprov_links_planned",
+        }
+    )
+
+
+@pytest.mark.parametrize(("code", "success"), [(0, True), (1, True), (2, False), (3, False), (70, False)])
+def test_a_run_succeeded_when_it_exited_0_or_1(code: int, success: bool) -> None:
+    assert RunOutcome("rack1", code, when(0), 1.0).success is success
+
+
+# ------------------------------------------------------------------------------------------------ the file
+def test_write_metrics_refuses_a_file_the_collector_would_not_read(tmp_path: Path) -> None:
+    with pytest.raises(IbprovError, match=r"\.prom"):
+        write_metrics(tmp_path / "ibprov.txt", "# EOF\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_metrics_replaces_the_file_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "ibprov.prom"
+    path.write_text("old\n")
+    before = path.stat().st_ino
+    write_metrics(path, "new\n# EOF\n")
+    assert path.read_text() == "new\n# EOF\n"
+    assert path.stat().st_ino != before, "replaced by a rename, not rewritten in place"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["ibprov.prom"]
+
+
+def test_a_write_that_fails_leaves_no_temporary_file(tmp_path: Path) -> None:
+    (tmp_path / "ibprov.prom").mkdir()  # the rename onto it fails
+    with pytest.raises(IbprovError, match="cannot write"):
+        write_metrics(tmp_path / "ibprov.prom", "# EOF\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["ibprov.prom"]
+
+
+# ------------------------------------------------------------------------------------------------ a failed run
+def test_a_failed_run_says_so_and_carries_the_last_kept_runs_findings_over(tmp_path: Path) -> None:
+    history = History(tmp_path, "rack1")
+    for hours, found in ((0, [finding("link.down", P1)]), (6, [finding("link.down", P1), finding("link.down", P2)])):
+        data = fabric_run(hours, found)
+        history.save(data, ended=ended(data))
+    began = datetime.now(UTC)
+    parsed = parse_metrics(failed_run("rack1", 3, began, history, links_planned=6))
+    assert parsed.value("ibprov_verify_last_run_success") == 0
+    assert parsed.value("ibprov_verify_last_run_exit_code") == 3
+    assert parsed.value("ibprov_verify_last_run_timestamp_seconds") >= int(began.timestamp())
+    assert {s.labels["object"]: s.value for s in parsed.of("ibprov_finding_first_seen_timestamp_seconds")} == {
+        P1: when(0).timestamp() + 60,
+        P2: when(6).timestamp() + 60,
+    }
+    assert {s.labels["object"] for s in parsed.of("ibprov_finding")} == {P1, P2}
+    assert parsed.of("ibprov_findings_new") == [], "a failed run compared nothing"
+
+
+def test_a_failed_run_without_history_writes_only_its_outcome() -> None:
+    parsed = parse_metrics(failed_run("rack1", 2, datetime.now(UTC), None, links_planned=6))
+    assert {s.name for s in parsed.samples} == {
+        "ibprov_verify_last_run_timestamp_seconds",
+        "ibprov_verify_last_run_duration_seconds",
+        "ibprov_verify_last_run_exit_code",
+        "ibprov_verify_last_run_success",
+    }
+    assert parsed.value("ibprov_verify_last_run_success") == 0
