@@ -45,7 +45,10 @@ $IBPROV apply "$OUT/cluster.yaml" --target twin --no-diff | tee "$OUT/second-app
 if grep -E '│ *[0-9]+ *│ *[1-9]' "$OUT/second-apply.txt"; then echo "the second apply changed something"; exit 1; fi
 step "12. verify the rack: the fabric, every node, the routes OpenSM programmed, and Slurm's view of the plan"
 on_controller scontrol show topology
-$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --nodes --routing --scheduler \
+# --history keeps each run (day 2: what changed since the previous one), --metrics writes it for Prometheus
+mkdir -p "$OUT/metrics"
+DAY2=(--history "$OUT/history" --metrics "$OUT/metrics/ibprov.prom")
+$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --nodes --routing --scheduler "${DAY2[@]}" \
   --json "$OUT/report.json" --junit "$OUT/junit.xml" --html "$OUT/report.html"
 step "13. acceptance performance: the route-aware perftest schedule (dry run), then verify --perf on the rack"
 $IBPROV verify "$OUT/cluster.yaml" --perf --dry-run | sed -n '1,6p'
@@ -57,7 +60,7 @@ step "14. break it: pull a cable, and a rogue subnet manager; verify finds and n
 on_controller scontrol update NodeName=node02 State=DRAIN "Reason='admin: BIOS update'"
 $IBPROV twin fault "$OUT/cluster.yaml" unlink node03/mlx5_0:1
 $IBPROV twin fault "$OUT/cluster.yaml" rogue-sm node04
-if $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --drain --json "$OUT/report-faults.json" \
+if $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --drain "${DAY2[@]}" --json "$OUT/report-faults.json" \
     --html "$OUT/report-faults.html"; then
   echo "verify missed the faults"; exit 1
 fi
@@ -68,11 +71,14 @@ for _ in $(seq 30); do  # the healed cable trains and the SM sweeps it in; bound
   $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric >/dev/null 2>&1 && break
   sleep 3
 done
-$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --resume
+$IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --resume "${DAY2[@]}"
+step "15b. day 2: the faulty run against the healed one (findings resolved), and the metrics Prometheus would scrape"
+$IBPROV report diff --history "$OUT/history" --spec "$OUT/cluster.yaml"
+grep -E '^ibprov_(verify_last_run_exit_code|findings_resolved|sm_master_info)' "$OUT/metrics/ibprov.prom"
 on_controller sinfo -N -o "'%N %T %E'"
 on_controller scontrol update NodeName=node02 State=RESUME
 step "16. the rack goes away, and nothing of it is left"
 $IBPROV twin status "$OUT/cluster.yaml"
 $IBPROV twin down "$OUT/cluster.yaml"
 trap - EXIT
-printf '\ndemo finished: reports in %s (report.html, report.json, junit.xml, report-perf.html, report-perf.json, report-faults.json, report-faults.html), files in %s\n' "$OUT" "$OUT"
+printf '\ndemo finished: reports in %s (report.html, report.json, junit.xml, report-perf.html, report-perf.json, report-faults.json, report-faults.html; history/ and metrics/ibprov.prom: day 2), files in %s\n' "$OUT" "$OUT"

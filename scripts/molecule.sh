@@ -11,6 +11,9 @@
 #   collections: containers.podman, community.general, ansible.posix extracted from the
 #         `ansible` wheel (PyPI) into .venv/ansible-collections (Galaxy is not used)
 #   images: images/ensure-images.sh (local store -> zstd cache -> debootstrap build)
+#   wheels: only for ib_verify_timer: ibprov's wheelhouse (this checkout + its dependencies, pip wheel
+#         from PyPI on this host) in ${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse}, reused while
+#         pyproject.toml and the sources are unchanged; IBPROV_WHEELHOUSE=DIR brings one of your own
 #
 # Every container and network name carries IBPROV_RUN_ID (default: this script's PID),
 # and each scenario gets its own molecule ephemeral directory, so concurrent runs
@@ -82,6 +85,49 @@ else
   for f in molecule/*/molecule.yml; do scenarios+=("$(basename "$(dirname "$f")")"); done
 fi
 cmd=${MOLECULE_CMD:-test}
+
+# --- ibprov wheelhouse (scenario ib_verify_timer: installs ibprov in a container, which reaches no index) ---
+# $WHEELS/deps-<hash of pyproject.toml>/ : every dependency's wheel (pip wheel, from PyPI on this host)
+# $WHEELS/ibprov-<hash of the sources>/ : that + the ibprov wheel of this checkout (hard links), the scenario's
+#                                          ib_verify_timer_wheelhouse; the newest 3 are kept
+wheelhouse() {
+  local wheels=${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse} deps_key src_key deps house tmp
+  mkdir -p "$wheels"
+  deps_key=$(sha256sum pyproject.toml | cut -c1-12)
+  src_key=$(find pyproject.toml README.md ibprov -type f ! -name '*.pyc' -print0 \
+    | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
+  deps=$wheels/deps-$deps_key
+  house=$wheels/ibprov-$src_key
+  if [ ! -f "$deps/.complete" ]; then
+    log "wheelhouse: building the dependencies' wheels into $deps"
+    rm -rf "$deps.tmp.$$" && mkdir -p "$deps.tmp.$$"
+    "$VENV/bin/pip" wheel -q --wheel-dir "$deps.tmp.$$" "$REPO" >&2 || return 1
+    rm -f "$deps.tmp.$$"/ibprov-*.whl
+    rm -rf "$deps" && mv "$deps.tmp.$$" "$deps" && touch "$deps/.complete"
+  fi
+  if [ ! -f "$house/.complete" ]; then
+    log "wheelhouse: building ibprov's wheel into $house"
+    tmp=$house.tmp.$$
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    "$VENV/bin/pip" wheel -q --no-deps --wheel-dir "$tmp" "$REPO" >&2 || return 1
+    cp -l "$deps"/*.whl "$tmp"/ 2>/dev/null || cp "$deps"/*.whl "$tmp"/
+    rm -rf "$house" && mv "$tmp" "$house" && touch "$house/.complete"
+  fi
+  touch "$house"   # the newest use first: the pruning below keeps it
+  # shellcheck disable=SC2012  # the names are ours: ibprov-<12 hex digits> (not the .tmp.<pid> of a build)
+  ls -1td "$wheels"/ibprov-????????????/ 2>/dev/null | tail -n +4 | xargs -r rm -rf
+  echo "$house"
+}
+needs_wheelhouse=false
+for s in "${scenarios[@]}"; do
+  if [ "$s" = ib_verify_timer ]; then needs_wheelhouse=true; fi
+done
+if $needs_wheelhouse && [ "$cmd" != destroy ] && [ -z "${IBPROV_WHEELHOUSE:-}" ]; then
+  IBPROV_WHEELHOUSE=$(wheelhouse)
+  export IBPROV_WHEELHOUSE
+  log "wheelhouse: $IBPROV_WHEELHOUSE ($(ls "$IBPROV_WHEELHOUSE" | wc -l) wheels)"
+fi
+
 STAMP='import sys, time
 t0 = time.monotonic()
 for line in sys.stdin:

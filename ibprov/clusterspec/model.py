@@ -112,11 +112,14 @@ PATTERN_WORDS.update(
         "starting with a letter",
         r"^[a-z][a-z0-9_]*:\d+$": "DEVICE:PORT, e.g. mlx5_0:1",
         r"^/[A-Za-z0-9_./+-]+$": "an absolute path of letters, digits, '_', '.', '/', '+' and '-'",
+        r"^[A-Za-z0-9*][A-Za-z0-9 ,.:*/~-]*$": "a systemd calendar (OnCalendar), e.g. daily or *-*-* 00/6:00:00: "
+        "letters, digits, spaces and , . : * / ~ -",
+        r"^[A-Za-z0-9_./+~-]+$": "a path of letters, digits, '_', '.', '/', '+', '~' and '-'",
         r"^[=^]?[A-Za-z0-9_.:-]+(,[A-Za-z0-9_.:-]+)*$": "interface names separated by ',', optionally after "
         "'=' (exact) or '^' (not), e.g. =eth0",
     }
 )
-RESERVED_GROUPS = {"all", "ungrouped", "ib_nodes", "ib_sm", "slurm_controller"}
+RESERVED_GROUPS = {"all", "ungrouped", "ib_nodes", "ib_sm", "slurm_controller", "ib_verify_timer"}
 
 
 class Strict(BaseModel):
@@ -814,6 +817,42 @@ class Acceptance(Strict):
         return {**ERROR_RATES_PER_HOUR_DEFAULT, **value}
 
 
+# ------------------------------------------------------------------------------------------ monitoring
+VerifySection = Literal["fabric", "nodes", "routing", "scheduler", "mpi", "perf"]
+AbsolutePath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$")]
+
+
+class VerifyTimer(Strict):
+    host: Name = Field(
+        description="The node that runs verify on its systemd timer (role ib_verify_timer): a node with an HCA, "
+        "whose diags read the fabric."
+    )
+    sections: tuple[VerifySection, ...] = Field(
+        ("fabric",), min_length=1, description="The verify sections each run reads."
+    )
+    on_calendar: Annotated[str, Field(max_length=128, pattern=r"^[A-Za-z0-9*][A-Za-z0-9 ,.:*/~-]*$")] = Field(
+        "*-*-* 00/6:00:00", description="When the timer runs verify (systemd OnCalendar; default every 6 hours)."
+    )
+    keep: int = Field(90, ge=1, description="Runs kept in the history (verify --keep).")
+    history_dir: AbsolutePath = Field("/var/lib/ibprov/history", description="The run history (verify --history).")
+    textfile_dir: AbsolutePath = Field(
+        "/var/lib/prometheus/node-exporter",
+        description="node_exporter's textfile collector directory; the metrics go to ibprov.prom in it.",
+    )
+    install: bool = Field(True, description="Install ibprov into a virtualenv on the host (/opt/ibprov).")
+    wheelhouse: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+~-]+$")] | None = Field(
+        None,
+        description="A directory of wheels on the machine that runs apply (ibprov and its dependencies), for "
+        "hosts without a package index; default: pip installs ibprov from the index.",
+    )
+
+
+class Monitoring(Strict):
+    verify_timer: VerifyTimer | None = Field(
+        None, description="verify on a systemd timer with history and metrics for Prometheus (docs/monitoring.md)."
+    )
+
+
 # ------------------------------------------------------------------------------------------ top level
 class ClusterSpec(Strict):
     version: Literal[1] = Field(1, description="Spec format version.")
@@ -834,6 +873,7 @@ class ClusterSpec(Strict):
     scheduler: Scheduler | None = Field(
         None, description="The workload manager: Slurm's topology from the plan, drains from the findings."
     )
+    monitoring: Monitoring = Field(Monitoring(), description="Day 2: verify on a schedule, history and metrics.")
 
     @model_validator(mode="after")
     def _rail_parents(self) -> ClusterSpec:
@@ -851,6 +891,7 @@ __all__ = [
     "IpoibInterface",
     "Link",
     "Member",
+    "Monitoring",
     "Mpi",
     "MpiFlavour",
     "Nccl",
@@ -868,4 +909,5 @@ __all__ = [
     "Stack",
     "SubnetManager",
     "Switch",
+    "VerifyTimer",
 ]

@@ -9,6 +9,8 @@ Output (deterministic, byte-identical on a re-run)::
     fabric/twin-limits.json (what the twin runs instead of the plan, and what it cannot show)
     slurm/topology.conf (or .yaml): what ib_slurm_topology writes on the Slurm controller, for review
     (with a scheduler section that manages the topology; its variables in group_vars/slurm_controller.yml)
+    verify/cluster.yaml (+ cluster.lock.yaml): the spec the verify timer's host reads (with
+    monitoring.verify_timer; its variables in group_vars/ib_verify_timer.yml)
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ibprov.render.slurm import slurm_vars, topology_text
 from ibprov.render.sm import SmData, build_sm_data
 from ibprov.render.templates import RENDER_HEADER, render_role_template
 from ibprov.render.topology_file import build_topology_file
+from ibprov.render.verify_timer import verify_timer_files, verify_timer_vars
 from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits
 from ibprov.twinnet.netfile import build_twin
 
@@ -155,6 +158,10 @@ def _render_rest(loaded: LoadedSpec, book: GuidBook, header: str, defer_sm: bool
         f["inventory/group_vars/slurm_controller.yml"] = _yaml(slurm, header)
         name, text = topology_text(loaded, slurm)
         f[f"slurm/{name}"] = text
+    timer = verify_timer_vars(loaded)
+    if timer is not None:
+        f["inventory/group_vars/ib_verify_timer.yml"] = _yaml(timer, header)
+        f.update(verify_timer_files(loaded))
     if not out.sm_waits_for:  # never a partitions.conf without some of its members
         for name, text in render_sm_files(sm, "/etc/opensm", header).items():
             f[f"opensm/{name}"] = text

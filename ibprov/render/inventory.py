@@ -39,6 +39,9 @@ def hosts(loaded: LoadedSpec, sm_hosts: set[str], host_vars: dict[str, dict[str,
     controller = slurm_controller(loaded)
     if controller is not None:
         children["slurm_controller"] = {"hosts": controller}
+    timer = spec.monitoring.verify_timer
+    if timer is not None:  # the node that runs verify on its timer (role ib_verify_timer)
+        children["ib_verify_timer"] = {"hosts": {timer.host: None}}
     children.update(dict(sorted(groups.items())))
     return {"all": {"children": children}}
 

@@ -9,6 +9,7 @@
 * :mod:`.qos`: VL tables, SLs, the QoS policy
 * :mod:`.rails`: mpi.rails' ports and names
 * :mod:`.scheduler`: the scheduler section (Slurm's controller, nodes, release, block sizes, top switch)
+* :mod:`.monitoring`: the verify timer's host and sections
 * :mod:`.findings`: what they share (a finding, duplicates, "did you mean")
 """
 
@@ -19,6 +20,7 @@ from ibprov.clusterspec.rules.cabling import cabling_is_consistent, fat_tree_gro
 from ibprov.clusterspec.rules.connected import fabric_is_connected
 from ibprov.clusterspec.rules.findings import Finding, Rule
 from ibprov.clusterspec.rules.ipoib import ipoib_is_consistent, ipoib_rails_are_sound
+from ibprov.clusterspec.rules.monitoring import monitoring_is_sound
 from ibprov.clusterspec.rules.names import guids_are_unique, names_are_unique
 from ibprov.clusterspec.rules.partitions import partition_rails_are_sound, partitions_are_consistent
 from ibprov.clusterspec.rules.qos import qos_is_well_formed
@@ -44,6 +46,7 @@ RULES: tuple[Rule, ...] = (
     partition_rails_are_sound,
     ipoib_rails_are_sound,
     scheduler_is_sound,
+    monitoring_is_sound,
 )
 
 

@@ -130,7 +130,7 @@ def test_schema_prints_json_with_the_top_level_sections() -> None:
     assert schema["title"]
     assert set(schema["properties"]) == {
         "version", "cluster", "nodes", "switches", "fabric", "stack", "subnet_manager",
-        "partitions", "default_partition", "qos", "ipoib", "mpi", "acceptance", "scheduler",
+        "partitions", "default_partition", "qos", "ipoib", "mpi", "acceptance", "scheduler", "monitoring",
     }  # fmt: skip
     assert schema["additionalProperties"] is False
 

@@ -76,6 +76,7 @@ SWITCHES = "switches:\n  - name: leaf01\n    role: leaf\n    ports: 8\n"
 QOS = "qos:\n  enabled: true\n  max_vls: 4\n"
 SM02_HCA = "      - device: mlx5_0\n        node_guid: 0x0c42a10300000002"
 SCHED = "scheduler:\n  controller: sm01\n"
+TIMER = "monitoring:\n  verify_timer:\n"
 NODE01 = "    groups: [compute]\n    hcas:\n      - device: mlx5_0\n  - name: node02"
 
 
@@ -1284,6 +1285,34 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         ),
         [
             "17:14: nodes[2].groups[0]: 'compute-a' is not allowed: write letters, digits and '_', not starting with a digit"
+        ],
+    ),
+    # ------------------------------------------------------------------------------ monitoring (day 2)
+    (
+        "monitoring-timer-host-unknown",
+        edit(append=TIMER + "    host: sm1\n"),
+        [
+            "51:11: monitoring.verify_timer.host: no node named 'sm1' (did you mean 'sm01'?): the verify timer runs on a node of the spec (its diags read the fabric through its HCA)",
+        ],
+    ),
+    (
+        "monitoring-timer-scheduler-section-without-a-scheduler",
+        edit(append=TIMER + "    host: sm01\n    sections: [fabric, scheduler]\n"),
+        ["52:24: monitoring.verify_timer.sections[1]: section scheduler needs the spec's scheduler section"],
+    ),
+    (
+        "monitoring-timer-calendar-with-a-shell-in-it",
+        edit(append=TIMER + '    host: sm01\n    on_calendar: "daily; rm -rf /"\n'),
+        [
+            "52:18: monitoring.verify_timer.on_calendar: 'daily; rm -rf /' is not allowed: write a systemd calendar (OnCalendar), e.g. daily or *-*-* 00/6:00:00: letters, digits, spaces and , . : * / ~ -",
+        ],
+    ),
+    (
+        "monitoring-timer-relative-history-and-keep-0",
+        edit(append=TIMER + "    host: sm01\n    history_dir: var/lib/h\n    keep: 0\n"),
+        [
+            "52:18: monitoring.verify_timer.history_dir: 'var/lib/h' is not allowed: write an absolute path of letters, digits, '_', '.', '/', '+' and '-'",
+            "53:11: monitoring.verify_timer.keep: input should be greater than or equal to 1 (got 0)",
         ],
     ),
     # ------------------------------------------------------------------------------ scheduler (Slurm)
