@@ -305,7 +305,9 @@ def twin_fault(spec: Path, kind: str, args: tuple[str, ...]) -> None:
       swap A B               exchange the far ends of the cables at A and B
       counters END [N=V ...] set error counters (default SymbolErrorCounter=500)
       degrade END width=1x   retrain the link narrower (or speed=EDR: slower)
-      rogue-sm NODE          start an OpenSM on NODE's HCA
+      rogue-sm NODE          start an OpenSM on NODE's HCA (OpenSM's default sm_key: beside
+                             a planned sm_key it may make itself a second MASTER)
+      rogue-sm NODE planned-key   the same with the planned sm_key (it stays STANDBY)
       pkey-drift NODE        put NODE's port into an unplanned partition
     """
     # lazy: the twin (podman) only for its commands; `ibprov --help` starts without them

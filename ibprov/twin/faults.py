@@ -6,8 +6,11 @@
   -> ``counters.threshold``.
 * ``degrade END width=W | speed=S``: both ends' LinkWidthEnabled / LinkSpeed(Ext)Enabled set through SMPs
   (``ibportstate``); ibsim trains the link at once, without a retrain -> ``link.width`` / ``link.speed``.
-* ``rogue-sm NODE``: an OpenSM (priority 0) on NODE's HCA, run on this host (its PID kept for ``heal`` and
-  ``down``) -> ``sm.rogue``.
+* ``rogue-sm NODE [planned-key]``: an OpenSM (priority 0) on NODE's HCA, run on this host (its PID kept for
+  ``heal`` and ``down``) -> ``sm.rogue``. With OpenSM's default sm_key (a stray distro OpenSM) beside planned
+  SMs that set their own, OpenSM 3.3.23 may ignore their SMInfo and make itself a second MASTER (a fight
+  verify can only partly read), or stay STANDBY; with ``planned-key`` (a second SM started from the site's
+  own configuration) it defers to the planned master and stays STANDBY.
 * ``pkey-drift NODE``: NODE's port GUID put into an unplanned partition in the master's partitions.conf, and
   a SIGHUP -> ``pkey.extra``.
 
@@ -17,6 +20,7 @@ Endpoints are written as in the spec: ``leaf01:3`` or ``node01/mlx5_0:1``.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import time
@@ -219,7 +223,17 @@ def _step(state: RackState, op: dict[str, Any]) -> None:
         podman("exec", op["exec"][0], "sh", "-c", op["exec"][1])
     elif "rogue" in op:  # OpenSM on this host, attached as the node's HCA (ibsim remote mode), detached
         log = state.path / "rogue-opensm.log"
-        argv = ["opensm", "-p", "0", "-t", "1000", "-f", str(log), "-d2"]
+        argv = [
+            "opensm",
+            "-p",
+            "0",
+            "-t",
+            "1000",
+            "-f",
+            str(log),
+            "-d2",
+            *(["-k", op["sm_key"]] if "sm_key" in op else []),
+        ]
         started = subprocess.run(
             ["sh", "-c", 'setsid "$@" </dev/null >/dev/null 2>&1 & echo $!', "sh", *argv],
             env=state.diag_env(op["rogue"]), cwd=state.path, capture_output=True, text=True, check=True,
@@ -238,6 +252,21 @@ def _step(state: RackState, op: dict[str, Any]) -> None:
 
 ROGUE_STATES = ("Entering STANDBY state", "Entering MASTER state")  # OpenSM's SYS lines (flushed at once)
 ROGUE_WAIT_S = 120.0
+
+
+PLANNED_KEY = "planned-key"  # rogue-sm NODE planned-key: the rogue holds the planned SMs' sm_key
+
+
+def _planned_sm_key(loaded: LoadedSpec) -> str | None:
+    """The planned SMs' sm_key (the spec's ``env:`` reference resolved); None: the spec sets none, and OpenSM's
+    default key is theirs and the rogue's alike."""
+    ref = loaded.spec.subnet_manager.sm_key
+    if not ref:
+        return None
+    name = str(ref).removeprefix("env:")
+    if name == str(ref) or not os.environ.get(name):
+        raise RackError(f"rogue-sm ... {PLANNED_KEY}: the spec's sm_key {ref} is not an env: variable that is set here")
+    return os.environ[name]
 
 
 def rogue_state(path: Path) -> str | None:
@@ -308,19 +337,20 @@ def inject(state: RackState, loaded: LoadedSpec, kind: str, args: Sequence[str])
         text = f"set {', '.join(f'{n}={v}' for n, v in values)} on {end}"
     elif kind == "degrade" and len(args) == 2:
         do, undo, text, expect = _degrade(state, loaded, *args)
-    elif kind == "rogue-sm" and len(args) == 1:
+    elif kind == "rogue-sm" and (len(args) == 1 or (len(args) == 2 and args[1] == PLANNED_KEY)):
         node = args[0]
         spec_node = next((n for n in loaded.spec.nodes if n.name == node), None)
         if spec_node is None or node in {i.node for i in loaded.spec.subnet_manager.instances}:
             raise RackError(f"{node}: pick a node of the spec that runs no planned SM")
         sim_host = state.sim_hosts[f"{node}/{spec_node.hcas[0].device}"]
-        do = [{"rogue": sim_host}]
-        # the rogue makes itself a second MASTER (it ignores the planned SMs' SMInfo: their sm_key is not its
+        key = _planned_sm_key(loaded) if args[1:] else None
+        do = [{"rogue": sim_host, **({"sm_key": key} if key else {})}]
+        # the rogue may make itself a second MASTER (it ignores the planned SMs' SMInfo: their sm_key is not its
         # own) and rewrites the PKey tables: once it is gone, the planned SMs restart, master first, and the
         # step returns when the master has swept the fabric back
         sms = _sm_containers(state, loaded)
         undo = [{"kill": "rogue"}, {"restart_sms": sms, **({"swept": sms[0], "sms": sms} if sms else {})}]
-        text = f"started a rogue OpenSM (priority 0) on {node}'s HCA"
+        text = f"started a rogue OpenSM (priority 0{', the planned sm_key' if args[1:] else ''}) on {node}'s HCA"
     elif kind == "pkey-drift" and len(args) == 1:
         do, undo, text = _pkey_drift(state, loaded, args[0])
     else:

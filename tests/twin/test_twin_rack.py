@@ -142,6 +142,9 @@ def verify(loaded: LoadedSpec) -> Report:
     return run_sections(loaded, [i for i in SECTIONS if i.default], twin)
 
 
+SETTLED = ("STANDBY", "MASTER")
+
+
 def found(report: Report) -> set[tuple[str, str]]:
     return {(f.check, f.object) for f in report.findings}
 
@@ -221,14 +224,33 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert len(heal(load_state(loaded))) == 5
         assert verify(loaded).findings == [], "heal undoes every fault"
 
-        # OpenSM 3.3.23 ignores an SM whose sm_key is not its own (ERR 2F18) and makes itself MASTER: the rogue
-        # (no key) fights the planned master and rewrites the PKey tables; verify names it all the same
-        entered = inject(load_state(loaded), loaded, "rogue-sm", ["cn02"])
-        assert entered == "started a rogue OpenSM (priority 0) on cn02's HCA: it entered MASTER"
-        rogue = verify_collected(loaded)
-        assert ("sm.rogue", "cn02 mlx5_0 port 1") in found(rogue), [f.text for f in rogue.findings]
-        assert ("sm.master", "fabric") in found(rogue), "two MASTERs"
+        # a second OpenSM started with the site's own sm_key defers to the planned master: STANDBY, and
+        # verify names it, nothing else
+        entered = inject(load_state(loaded), loaded, "rogue-sm", ["cn02", "planned-key"])
+        assert entered == "started a rogue OpenSM (priority 0, the planned sm_key) on cn02's HCA: it entered STANDBY"
+        standby = verify(loaded)
+        assert found(standby) == {("sm.rogue", "cn02 mlx5_0 port 1")}, [f.text for f in standby.findings]
+        assert "STANDBY SM with priority 0" in standby.findings[0].observed
         heal(load_state(loaded))
+        assert verify(loaded).findings == [], "heal stops the rogue"
+
+        # with OpenSM's default key beside planned SMs that set their own, OpenSM 3.3.23 ignores them
+        # ("non-matching sm_key"): it may enter STANDBY first, but makes itself a second MASTER sooner or later,
+        # rewriting the PKey tables while both sweep (verify cannot read every port then, which ones changes
+        # from run to run); whenever verify looks, it fails and names the SM fight or the rogue
+        entered = inject(load_state(loaded), loaded, "rogue-sm", ["cn02"])
+        assert entered in {f"started a rogue OpenSM (priority 0) on cn02's HCA: it entered {s}" for s in SETTLED}
+        rogue = verify_collected(loaded)
+        assert rogue.exit_code != 0
+        assert {c for c, _o in found(rogue)} & {"sm.master", "sm.rogue"}, [f.text for f in rogue.findings]
+        heal(load_state(loaded))
+        # the fight leaves switch relay errors behind (packets dropped while routes moved): once it is over an
+        # admin clears the counters, as counters.threshold's fix says, and verify passes
+        healed = load_state(loaded)
+        subprocess.run(
+            ["ibqueryerrors", "-k"], env=healed.diag_env(healed.probe_host()), capture_output=True, check=False,
+            timeout=120,
+        )  # fmt: skip
         healed = verify(loaded)
         assert healed.findings == [], [f.text for f in healed.findings]
         assert not (Path(state.directory) / "rogue-opensm.pid").exists()

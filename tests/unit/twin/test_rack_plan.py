@@ -237,6 +237,29 @@ def test_a_fault_that_cannot_be_done_is_a_clear_error(tmp_path: Path, console: l
     assert state.faults == []
 
 
+def test_a_rogue_with_the_planned_key_is_started_with_that_key_one_without_with_opensm_s_default(
+    tmp_path: Path, console: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = load_spec(REPO / "examples" / "rack.yaml")  # sm_key: env:IBPROV_SM_KEY
+    state = rack_state(tmp_path)
+    state.save()
+    steps: list[dict[str, Any]] = []
+    monkeypatch.setattr(faults, "_run", lambda _state, op: steps.append(op))
+    monkeypatch.setattr(faults, "rogue_state", lambda _path: "STANDBY")
+    monkeypatch.setenv("IBPROV_SM_KEY", "0x00000000000000ab")
+    text = faults.inject(state, loaded, "rogue-sm", ["node02", "planned-key"])
+    assert text == "started a rogue OpenSM (priority 0, the planned sm_key) on node02's HCA: it entered STANDBY"
+    assert steps[-1] == {"rogue": state.sim_hosts["node02/mlx5_0"], "sm_key": "0x00000000000000ab"}
+    faults.inject(state, loaded, "rogue-sm", ["node02"])
+    assert steps[-1] == {"rogue": state.sim_hosts["node02/mlx5_0"]}, "no -k: OpenSM's default key"
+
+    monkeypatch.delenv("IBPROV_SM_KEY")
+    with pytest.raises(RackError, match="sm_key env:IBPROV_SM_KEY is not an env: variable that is set here"):
+        faults.inject(state, loaded, "rogue-sm", ["node02", "planned-key"])
+    with pytest.raises(RackError, match="unknown fault or wrong arguments"):
+        faults.inject(state, loaded, "rogue-sm", ["node02", "other-key"])
+
+
 def test_a_fault_whose_first_step_failed_is_not_recorded_one_that_changed_the_fabric_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,7 +47,7 @@ ROGUE = Check(
     "No subnet manager the plan does not name",
     Severity.SECURITY,
     "stop and disable opensm on this node (or add it to subnet_manager.instances if it belongs there); "
-    "an sm_key does not keep it out (OpenSM ignores an SM whose key is not its own and makes itself a "
+    "an sm_key does not keep it out (OpenSM may ignore an SM whose key is not its own and make itself a "
     "second MASTER, rewriting PKey tables): stop it first",
     fabric_only,
     object_kind="the SM's port",
