@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from ibprov.report.model import CounterTrend, Severity
+from ibprov.report.model import CounterTrend, Severity, utc_text
 
 __all__ = [
     "COUNTER_MAX",
@@ -148,7 +148,7 @@ class RunDiff:
     rates: tuple[CounterRate, ...]  # every counter that moved, by port
     master_before: dict[str, Any] | None
     master_after: dict[str, Any] | None
-    counters_compared: bool  # both runs read the fabric's counters
+    fabric_compared: bool  # both runs have the fabric section (its counters and master)
 
     @property
     def hours(self) -> float:
@@ -156,10 +156,9 @@ class RunDiff:
 
     @property
     def master_changed(self) -> bool:
-        before, after = self.master_before, self.master_after
-        if before is None or after is None:
-            return before is not after and self.counters_compared
-        return bool(before.get("port_guid") != after.get("port_guid"))
+        """Both runs read the fabric, and their single masters' ports differ (none counts as a port)."""
+        before, after = self.master_before or {}, self.master_after or {}
+        return self.fabric_compared and before.get("port_guid") != after.get("port_guid")
 
     @property
     def over(self) -> tuple[CounterRate, ...]:
@@ -182,7 +181,7 @@ class RunDiff:
                     f"  {word:<10} {f['severity']:<8} {f['check']:<24} {f['object']}: planned {f['expected']}, "
                     f"found {f['observed']}"
                 )
-        if not self.counters_compared:
+        if not self.fabric_compared:
             out.append("counters: not compared (a run without the fabric section)")
         elif not self.rates:
             out.append("counters: none moved")
@@ -201,7 +200,7 @@ class RunDiff:
             "resolved": list(self.resolved),
             "persisting": list(self.persisting),
             "counter_rates": [r.as_dict() for r in self.rates],
-            "counters_compared": self.counters_compared,
+            "fabric_compared": self.fabric_compared,
             "master_sm": {"before": self.master_before, "after": self.master_after, "changed": self.master_changed},
             "exit_code": self.exit_code,
         }
@@ -233,7 +232,7 @@ def diff_runs(old: Mapping[str, Any], new: Mapping[str, Any], limits: Mapping[st
         rates=tuple(rates),
         master_before=_master(old),
         master_after=_master(new),
-        counters_compared=compared,
+        fabric_compared=compared,
     )
 
 
@@ -263,14 +262,10 @@ def trends(reports: Sequence[Mapping[str, Any]], moved: Sequence[CounterRate]) -
     """The values, over the last :data:`TREND_RUNS` runs (``reports``, oldest first), of the counters that
     moved (``moved``)."""
     recent = list(reports[-TREND_RUNS:])
-    read = [(_iso(ended(r)), _counters(r) if "fabric" in r.get("sections", {}) else None) for r in recent]
+    read = [(utc_text(ended(r)), _counters(r) if "fabric" in r.get("sections", {}) else None) for r in recent]
     out = []
     for rate in moved:
         key = (rate.object, rate.counter)
         points = tuple((t, None if values is None else values.get(key, 0)) for t, values in read)
         out.append(CounterTrend(rate.object, rate.counter, points))
     return out
-
-
-def _iso(when: datetime) -> str:
-    return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -12,7 +12,7 @@ from ibprov.history.diff import TREND_RUNS, RunDiff, diff_runs, first_seen, tren
 from ibprov.history.metrics import RunOutcome, openmetrics, run_outcome
 from ibprov.history.store import DEFAULT_KEEP, History, Run
 from ibprov.report.json_report import to_dict
-from ibprov.report.model import Report
+from ibprov.report.model import Report, utc_text
 
 __all__ = ["Kept", "failed_run", "keep_run"]
 
@@ -28,9 +28,23 @@ class Kept:
     metrics: str
 
 
-def _older(runs: list[Run]) -> Iterator[dict[str, Any]]:
-    for run in reversed(runs):
-        yield run.report()
+class _Reports:
+    """The kept runs' report.json, each read (and parsed: megabytes on a large fabric) at most once."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        self.runs = runs
+        self._read: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        run = self.runs[index]
+        if run.id not in self._read:
+            self._read[run.id] = run.report()
+        return self._read[run.id]
+
+    def newest_first(self, skip: int = 0) -> Iterator[dict[str, Any]]:
+        """The runs, newest first, after the ``skip`` newest (read lazily)."""
+        for index in range(len(self.runs) - 1 - skip, -1, -1):
+            yield self[index]
 
 
 def keep_run(
@@ -45,17 +59,17 @@ def keep_run(
     data = to_dict(report)
     if history is None:
         return Kept(report, None, None, openmetrics(run_outcome(data), data, links_planned=links_planned))
-    before = history.runs()
-    previous = before[-1].report() if before else None
-    diff = diff_runs(previous, data, limits) if previous is not None else None
+    before = _Reports(history.runs())
+    diff = diff_runs(before[-1], data, limits) if before.runs else None
     # everything read from the earlier runs is read before the save, which may remove the oldest of them
-    seen = first_seen(data, _older(before))
-    recent = [r.report() for r in before[-(TREND_RUNS - 1) :]] + [data]
+    seen = first_seen(data, before.newest_first())
+    count = len(before.runs)
+    recent = [before[i] for i in range(max(0, count - (TREND_RUNS - 1)), count)] + [data]
     moved = [r for r in diff.rates if r.increase > 0] if diff is not None else []
     run = history.save(data, keep=keep, ended=run_outcome(data).ended)
     shown = replace(
         report,
-        first_seen={key: _iso(when) for key, when in seen.items()},
+        first_seen={key: utc_text(when) for key, when in seen.items()},
         trends=tuple(trends(recent, moved)),
     )
     text = openmetrics(run_outcome(data), data, diff=diff, seen=seen, links_planned=links_planned)
@@ -69,12 +83,7 @@ def failed_run(
     over unchanged (an alert on a finding neither resolves nor fires because a run failed)."""
     now = datetime.now(UTC)
     outcome = RunOutcome(cluster, exit_code, now, max(0.0, (now - started) / timedelta(seconds=1)))
-    runs = history.runs() if history is not None else []
-    last = runs[-1].report() if runs else None
-    older = _older(runs[:-1])
-    seen = first_seen(last, older) if last is not None else None
+    kept = _Reports(history.runs() if history is not None else [])
+    last = kept[-1] if kept.runs else None
+    seen = first_seen(last, kept.newest_first(skip=1)) if last is not None else None
     return openmetrics(outcome, last, seen=seen, links_planned=links_planned)
-
-
-def _iso(when: datetime) -> str:
-    return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -34,6 +34,7 @@ __all__ = [
     "SectionReport",
     "Severity",
     "utc_now_text",
+    "utc_text",
 ]
 
 FABRIC = "fabric"  # the object of a check that looks at the fabric as a whole
@@ -338,4 +339,9 @@ def _plural(n: int, noun: str) -> str:
 
 def utc_now_text() -> str:
     """The report's ``started`` stamp: UTC, seconds, ``Z`` suffix (``2026-12-02T11:21:28Z``)."""
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return utc_text(datetime.now(UTC))
+
+
+def utc_text(when: datetime) -> str:
+    """``when`` as report stamps are written: UTC, seconds, ``Z`` suffix."""
+    return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -157,17 +157,9 @@ def run(*sections: SectionReport, cluster: str = "rack1") -> dict[str, Any]:
     return to_dict(report_of(*sections, cluster=cluster))
 
 
-def fabric_run(
-    hours: float,
-    findings: Sequence[Finding] = (),
-    *,
-    counters: Counters | None = None,
-    master: tuple[str, int] | None = SM01,
-    checks: Sequence[str] = FABRIC_CHECKS,
-    duration: float = 60.0,
-) -> dict[str, Any]:
-    """A run of the fabric section that started ``hours`` after T0 and took ``duration`` seconds."""
-    return run(fabric_section(hours, findings, counters=counters, master=master, checks=checks, duration=duration))
+def fabric_run(hours: float, findings: Sequence[Finding] = (), **options: Any) -> dict[str, Any]:
+    """A run of the fabric section that started ``hours`` after T0 (options: :func:`fabric_section`'s)."""
+    return run(fabric_section(hours, findings, **options))
 
 
 @cache

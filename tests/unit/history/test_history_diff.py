@@ -175,7 +175,7 @@ def test_runs_without_the_fabric_section_compare_no_counters_and_no_master(which
     old = perf["old"] if which in ("old", "both") else fabric["old"]
     new = perf["new"] if which in ("new", "both") else fabric_run(1, counters={P1: {"SymbolErrorCounter": 9}})
     diff = diff_runs(valid(old), valid(new), {"SymbolErrorCounter": 0.0})
-    assert (diff.counters_compared, diff.rates, diff.master_changed) == (False, (), False)
+    assert (diff.fabric_compared, diff.rates, diff.master_changed) == (False, (), False)
     assert "counters: not compared (a run without the fabric section)" in diff.lines()
     assert diff.as_dict()["master_sm"]["changed"] is False
 
@@ -183,7 +183,7 @@ def test_runs_without_the_fabric_section_compare_no_counters_and_no_master(which
 def test_two_fabric_runs_with_no_counter_moved_say_so() -> None:
     same = {P1: {"SymbolErrorCounter": 4}}
     diff = diff_runs(fabric_run(0, counters=same), fabric_run(1, counters=same), {})
-    assert (diff.counters_compared, diff.rates) == (True, ())
+    assert (diff.fabric_compared, diff.rates) == (True, ())
     assert "counters: none moved" in diff.lines()
 
 

@@ -4,6 +4,7 @@ run, return the report with first-seen times and counter trends, and make its me
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from historykit import fabric_section, finding, parse_metrics, perf_section, report_of
 
@@ -113,3 +114,18 @@ def test_a_finding_in_every_run_of_a_full_history_does_not_fail_the_run(tmp_path
         )
     assert len(history.runs()) == 20
     assert kept.report.first_seen[("link.down", P1)] <= "2026-12-01T01:01:00Z"
+
+
+def test_each_earlier_run_is_read_once_however_many_uses_it_has(tmp_path: Path, monkeypatch: Any) -> None:
+    """The previous run serves the comparison, the first-seen walk and the trends: one read of its
+    report.json (megabytes on a large fabric), not three."""
+    from ibprov.history.store import Run
+
+    history = History(tmp_path, "rack1")
+    for hours in range(4):
+        keep_run(report_of(fabric_section(hours, [finding("link.down", P1)])), history, limits={}, links_planned=6)
+    reads: list[str] = []
+    real = Run.report
+    monkeypatch.setattr(Run, "report", lambda self: reads.append(self.id) or real(self))
+    keep_run(report_of(fabric_section(4, [finding("link.down", P1)])), history, limits={}, links_planned=6)
+    assert sorted(reads) == sorted(r.id for r in history.runs()[:-1]), "every earlier run, each once"
