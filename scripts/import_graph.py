@@ -38,7 +38,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("identity",),
     ("twinnet",),
     ("render",),
-    ("run",),
+    ("run", "smbackend"),
     ("probes",),
     ("routing",),
     ("report",),

@@ -7,6 +7,7 @@ order of :data:`ADVICE`, once the spec is valid, and the loader keeps them as lo
 * :func:`roots_are_read`: subnet_manager.roots is read by one of the listed engines
 * :func:`slurm_tree_fits`: Slurm's tree (scheduler.topology.top) says what the fabric is: no cable it must
   leave out (top: cabled on a ring or torus), no jobs kept to one leaf by accident (top: none)
+* :func:`.backend_advice.backend_settings_are_sent`: what a switch or UFM SM keeps as the product has it
 
 Which engine is deadlock-free where (OpenSM's man page, doc/current-routing.txt): minhop and sssp on
 topologies without cycles, or on a tiered tree whose cables join adjacent tiers (their minimal routes go up,
@@ -22,6 +23,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ibprov.clusterspec.backend_advice import backend_settings_are_sent
 from ibprov.clusterspec.model import ClusterSpec
 from ibprov.clusterspec.positions import Path
 from ibprov.clusterspec.rules.findings import Finding, Rule
@@ -231,7 +233,7 @@ def slurm_tree_fits(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
             )
 
 
-ADVICE: tuple[Rule, ...] = (routing_is_deadlock_free, roots_are_read, slurm_tree_fits)
+ADVICE: tuple[Rule, ...] = (routing_is_deadlock_free, roots_are_read, slurm_tree_fits, backend_settings_are_sent)
 
 
 def advise(spec: ClusterSpec, topo: Topology) -> list[Finding]:

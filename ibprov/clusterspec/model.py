@@ -115,6 +115,8 @@ PATTERN_WORDS.update(
         r"^[A-Za-z0-9*][A-Za-z0-9 ,.:*/~-]*$": "a systemd calendar (OnCalendar), e.g. daily or *-*-* 00/6:00:00: "
         "letters, digits, spaces and , . : * / ~ -",
         r"^[A-Za-z0-9_./+~-]+$": "a path of letters, digits, '_', '.', '/', '+', '~' and '-'",
+        r"^https?://[A-Za-z0-9][A-Za-z0-9.:_\[\]-]*(:[0-9]{1,5})?/?$": "a management address https://host or "
+        "https://host:port (no path)",
         r"^[=^]?[A-Za-z0-9_.:-]+(,[A-Za-z0-9_.:-]+)*$": "interface names separated by ',', optionally after "
         "'=' (exact) or '^' (not), e.g. =eth0",
     }
@@ -332,7 +334,72 @@ class SmInstance(Strict):
     )
 
 
+CONTRACT_TESTED = "contract-tested, not run against the product"
+SmBackendKind = Literal["opensm", "switch", "ufm"]
+ManagementUrl = Annotated[str, Field(pattern=r"^https?://[A-Za-z0-9][A-Za-z0-9.:_\[\]-]*(:[0-9]{1,5})?/?$", max_length=300)]
+
+
+class SwitchSm(Strict):
+    """The SM embedded in a managed switch (MLNX-OS), configured through the switch's JSON API."""
+
+    name: Name = Field(description="The switch (of the fabric's switches) whose embedded SM runs the subnet.")
+    url: ManagementUrl = Field(
+        description="The switch's management address, https://host[:port] (the JSON API needs `web https enable`)."
+    )
+    username: SecretRef = Field(description="Login name as a reference (env:VARIABLE or vault:name).")
+    password: SecretRef = Field(description="Password as a reference (env:VARIABLE or vault:name).")
+    verify_tls: bool = Field(True, description="Verify the switch's TLS certificate (against ca_file, else the system's CAs).")
+    ca_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+~-]+$")] | None = Field(
+        None, description="CA bundle that signed the switch's certificate."
+    )
+    priority: int = Field(15, ge=0, le=15, description="The switch SM's sm priority (15 wins).")
+    save: bool = Field(True, description="Save the running configuration (`configuration write`) after a change.")
+    prune: bool = Field(
+        False,
+        description="Remove partitions the switch holds that the spec does not name (default: leave them, and "
+        "plan and verify name them).",
+    )
+
+
+class UfmSm(Strict):
+    """NVIDIA UFM Enterprise: its SM runs on the UFM server(s); partitions are pushed through its REST API."""
+
+    url: ManagementUrl = Field(description="UFM's address, https://host[:port].")
+    auth: Literal["basic", "session", "token"] = Field(
+        "basic",
+        description="basic (user and password on each call, /ufmRest), session (POST /dologin, cookie, /ufmRestV2) "
+        "or token (an access token, /ufmRestV3).",
+    )
+    username: SecretRef | None = Field(None, description="Login name reference (basic and session).")
+    password: SecretRef | None = Field(None, description="Password reference (basic and session).")
+    token: SecretRef | None = Field(None, description="Access token reference (token).")
+    verify_tls: bool = Field(True, description="Verify UFM's TLS certificate (against ca_file, else the system's CAs).")
+    ca_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+~-]+$")] | None = Field(
+        None, description="CA bundle that signed UFM's certificate."
+    )
+    prune: bool = Field(
+        False,
+        description="Delete partitions UFM holds that the spec does not name (default: leave them -- other tools, "
+        "such as ib-kubernetes, create partitions in UFM too -- and plan and verify name them).",
+    )
+
+    @model_validator(mode="after")
+    def _credentials(self) -> UfmSm:
+        if self.auth == "token" and self.token is None:
+            raise ValueError("auth: token needs token (a reference, e.g. env:UFM_TOKEN)")
+        if self.auth != "token" and (self.username is None or self.password is None):
+            raise ValueError(f"auth: {self.auth} needs username and password (references, e.g. env:UFM_PASSWORD)")
+        return self
+
+
 class SubnetManager(Strict):
+    backend: SmBackendKind = Field(
+        "opensm",
+        description="Who runs the SM: opensm (host OpenSM, the ib_sm role), switch (a managed switch's embedded "
+        f"SM, its JSON API; {CONTRACT_TESTED}) or ufm (NVIDIA UFM, partitions via its REST API; {CONTRACT_TESTED}).",
+    )
+    switch: SwitchSm | None = Field(None, description="backend: switch: the switch whose SM runs the subnet.")
+    ufm: UfmSm | None = Field(None, description="backend: ufm: the UFM server's REST API.")
     routing_engine: Annotated[tuple[RoutingEngine, ...], BeforeValidator(_engine_list)] = Field(
         ("minhop",), min_length=1, description="Routing engines, tried in order."
     )
@@ -352,7 +419,9 @@ class SubnetManager(Strict):
         None, description="M_Key as a reference (env:VARIABLE or vault:name), never the key itself."
     )
     instances: tuple[SmInstance, ...] = Field(
-        min_length=1, description="Nodes that run OpenSM; exactly one has the highest priority (the master)."
+        (),
+        description="Nodes that run OpenSM; exactly one has the highest priority (the master). backend: ufm: the "
+        "UFM server ports where UFM's own SM runs (ibprov installs no OpenSM there); backend: switch: none.",
     )
 
 
@@ -907,6 +976,8 @@ __all__ = [
     "SlurmTopology",
     "SmInstance",
     "Stack",
+    "SwitchSm",
+    "UfmSm",
     "SubnetManager",
     "Switch",
     "VerifyTimer",

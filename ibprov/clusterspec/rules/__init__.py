@@ -27,6 +27,7 @@ from ibprov.clusterspec.rules.qos import qos_is_well_formed
 from ibprov.clusterspec.rules.rails import mpi_rails_exist
 from ibprov.clusterspec.rules.scheduler import scheduler_is_sound
 from ibprov.clusterspec.rules.sm import subnet_managers_are_sound
+from ibprov.clusterspec.rules.smbackend import sm_backend_is_complete
 from ibprov.clusterspec.topology import Topology
 
 __all__ = ["RULES", "Finding", "Rule", "check"]
@@ -35,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     names_are_unique,
     guids_are_unique,
     partitions_are_consistent,
+    sm_backend_is_complete,
     subnet_managers_are_sound,
     cabling_is_consistent,
     fabric_is_connected,

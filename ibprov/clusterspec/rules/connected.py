@@ -20,12 +20,10 @@ FAT_TREE_PIECE: Device = ("<fat tree>", None)
 
 def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     """Every cabled HCA port is reachable from the master SM's port: OpenSM manages only the part it reaches."""
-    sm = max(spec.subnet_manager.instances, key=lambda inst: inst.priority)
-    node = next((n for n in spec.nodes if n.name == sm.node), None)
-    hca = next((h for h in node.hcas if h.device == sm.hca or sm.hca is None), None) if node else None
-    if hca is None:
-        return  # reported by subnet_managers_are_sound
-    if _connected_with_the_fat_tree(spec, topo, (sm.node, hca.device)):
+    master_key, master = _master_device(spec, topo)
+    if master_key is None:
+        return  # reported by subnet_managers_are_sound / sm_backend_is_complete
+    if _connected_with_the_fat_tree(spec, topo, master_key):
         return
     links = existing_links(spec, topo)  # the others are reported by cabling_is_consistent
     # one edge per pair of devices: a fat tree has many parallel cables between the same two switches
@@ -33,8 +31,6 @@ def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
     for a, b in {(link.a[:2], link.b[:2]) for link in links}:
         adjacent[a].append(b)
         adjacent[b].append(a)
-    master_key: Device = (sm.node, hca.device)
-    master = f"{sm.node}/{hca.device}"
     if master_key not in adjacent:
         return  # its port is uncabled: reported by cabling_is_consistent
     reached = _reached(adjacent, master_key)
@@ -55,9 +51,27 @@ def fabric_is_connected(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:
         more = f" and {len(ends) - 1} more HCA port{'s' if len(ends) > 2 else ''}" if len(ends) > 1 else ""
         yield (
             source,
-            f"{end}{more} cannot reach the subnet manager on {master}:{sm.port}: no cable joins this part of "
+            f"{end}{more} cannot reach the subnet manager on {master}: no cable joins this part of "
             "the fabric to the rest, and OpenSM manages only the part its port reaches",
         )
+
+
+def _master_device(spec: ClusterSpec, topo: Topology) -> tuple[Device | None, str]:
+    """The planned master SM's device and how a message names its port: the switch of backend: switch, else
+    the highest-priority instance's HCA."""
+    sm = spec.subnet_manager
+    if sm.backend == "switch":
+        if sm.switch is None or sm.switch.name not in topo.switches:
+            return None, ""
+        return (sm.switch.name, None), f"switch {sm.switch.name} (port 0)"
+    if not sm.instances:
+        return None, ""
+    inst = max(sm.instances, key=lambda i: i.priority)
+    node = next((n for n in spec.nodes if n.name == inst.node), None)
+    hca = next((h for h in node.hcas if h.device == inst.hca or inst.hca is None), None) if node else None
+    if hca is None:
+        return None, ""
+    return (inst.node, hca.device), f"{inst.node}/{hca.device}:{inst.port}"
 
 
 def _connected_with_the_fat_tree(spec: ClusterSpec, topo: Topology, master: Device) -> bool:

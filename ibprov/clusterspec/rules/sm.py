@@ -38,6 +38,9 @@ def subnet_managers_are_sound(spec: ClusterSpec, topo: Topology) -> Iterator[Fin
         if key in seen:
             yield path, f"a second subnet manager on {inst.node}/{hca.device}:{inst.port}"
         seen[key] = i
+    if not sm.instances:  # a switch SM (or a missing instance: sm_backend_is_complete says so)
+        yield from routing_problems(spec, topo)
+        return
     top = max(inst.priority for inst in sm.instances)
     winners = [i for i, inst in enumerate(sm.instances) if inst.priority == top]
     if len(winners) > 1:
