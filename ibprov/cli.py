@@ -81,6 +81,13 @@ def cli() -> None:
     """
 
 
+def _sm_summary(sm: Any) -> str:
+    if sm.backend == "switch" and sm.switch is not None:
+        return f"SM in switch {sm.switch.name} (contract-tested back end)"
+    count = f"{len(sm.instances)} subnet manager{'s' if len(sm.instances) != 1 else ''}"
+    return f"{count} (UFM's, contract-tested back end)" if sm.backend == "ufm" else count
+
+
 @cli.command()
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing when the spec is valid.")
@@ -97,7 +104,7 @@ def validate(spec: Path, quiet: bool) -> None:
             f"{spec}: valid — cluster {s.cluster.name}: {len(s.nodes)} nodes, "
             f"{len(loaded.topology.switches)} switches ({generated} generated), "
             f"{len(loaded.topology.links)} links, {len(s.partitions)} partitions, "
-            f"{len(s.subnet_manager.instances)} subnet managers, QoS {'on' if s.qos.enabled else 'off'}"
+            f"{_sm_summary(s.subnet_manager)}, QoS {'on' if s.qos.enabled else 'off'}"
             + (f"; {n} warning{'s' if n != 1 else ''}" if n else "")
         )
 
@@ -408,6 +415,15 @@ def _run_apply(spec: Path, options: ApplyOptions, *, run_dir: Path | None, targe
         where = apply_target(load_state(loaded))
         directory = run_dir or Path(".ibprov") / "twin-runs" / loaded.spec.cluster.name
         rendered = None
+    # the switch or UFM SM first, then the hosts: the vendor SM holds the partitions before the role stops the
+    # host OpenSMs it replaces (a migration hands over without a gap); a failing back end never stops the hosts
+    backend_ok, backend_error = True, None
+    if loaded.spec.subnet_manager.backend != "opensm":
+        try:
+            backend_ok = _run_backend(loaded, check=options.check)
+        except CollectError as exc:
+            backend_ok, backend_error = False, exc
+            click.echo(str(exc), err=True)
     with Live(console=err_console, transient=True, refresh_per_second=8) as live:
 
         def show(p: Progress) -> None:
@@ -432,16 +448,58 @@ def _run_apply(spec: Path, options: ApplyOptions, *, run_dir: Path | None, targe
             f"failed or unreachable: {', '.join(result.failed_hosts)}; retry them with --limit @failed", err=True
         )
         sys.exit(ExitCode.FINDINGS)
+    if backend_error is not None:
+        sys.exit(backend_error.exit_code)
+    if not backend_ok:
+        sys.exit(ExitCode.FINDINGS)
     if result.rc != 0:
         click.echo(f"ansible-playbook exited {result.rc} ({result.status}); see {result.artifact_dir}", err=True)
         sys.exit(ExitCode.FINDINGS)
+
+
+def _run_backend(loaded: LoadedSpec, *, check: bool) -> bool:
+    """plan or apply the switch or UFM back end after the hosts (a failing host never stops it); False when the
+    back end refused a change (located at the partition it came from). An unreachable back end raises."""
+    # lazy: the back ends only for a spec that has one
+    from ibprov.identity.guids import GuidBook
+    from ibprov.smbackend import BackendError
+    from ibprov.smbackend.sync import backend_apply, backend_label, backend_plan, refusal_path
+
+    book = GuidBook.for_spec(loaded)
+    out_console.print(f"[bold]SM back end: {backend_label(loaded)}[/]")
+    try:
+        if check:
+            plan, result = backend_plan(loaded, book), None
+        else:
+            result = backend_apply(loaded, book)
+            plan = result.plan
+    except BackendError as exc:
+        raise CollectError(str(loaded.source.problem(exc.path, exc.message))) from None
+    changes = [a for a in plan.actions if a.changes_state]
+    for action in changes:
+        done = result is None or action in result.done
+        mark = "would send" if result is None else ("sent" if done else "not sent")
+        click.echo(f"  {mark}: {action.text}")
+    for note in plan.notes:
+        click.echo(f"  note: {note}")
+    if not changes:
+        click.echo("  in sync: nothing to send")
+    if result is not None and result.failed is not None:
+        where = loaded.source.problem(
+            refusal_path(loaded, result.failed), f"refused {result.failed.text!r}: {result.message}"
+        )
+        click.echo(f"{where}; nothing after it was sent", err=True)
+        return False
+    return True
 
 
 @cli.command()
 @_apply_options(plan=False)
 @handles_errors
 def apply(spec: Path, run_dir: Path | None, target: str | None, options: ApplyOptions) -> None:
-    """Validate SPEC, render it, and run the roles on every node (failing hosts never stop the others)."""
+    """Validate SPEC, render it, and run the roles on every node (failing hosts never stop the others); with
+    subnet_manager.backend switch or ufm, then send the SM back end only what differs (switch JSON API, UFM
+    REST; contract-tested, not run against the product)."""
     _run_apply(spec, options, run_dir=run_dir, target=target)
 
 
@@ -449,7 +507,9 @@ def apply(spec: Path, run_dir: Path | None, target: str | None, options: ApplyOp
 @_apply_options(plan=True)
 @handles_errors
 def plan(spec: Path, run_dir: Path | None, target: str | None, options: ApplyOptions) -> None:
-    """What `apply` would change, with diffs; changes nothing (ansible-playbook --check --diff)."""
+    """What `apply` would change, with diffs; changes nothing (ansible-playbook --check --diff). A switch or UFM
+    back end is read and the commands or REST calls apply would send are listed (contract-tested, not run
+    against the product)."""
     _run_apply(spec, options, run_dir=run_dir, target=target)
 
 

@@ -336,7 +336,9 @@ class SmInstance(Strict):
 
 CONTRACT_TESTED = "contract-tested, not run against the product"
 SmBackendKind = Literal["opensm", "switch", "ufm"]
-ManagementUrl = Annotated[str, Field(pattern=r"^https?://[A-Za-z0-9][A-Za-z0-9.:_\[\]-]*(:[0-9]{1,5})?/?$", max_length=300)]
+ManagementUrl = Annotated[
+    str, Field(pattern=r"^https?://[A-Za-z0-9][A-Za-z0-9.:_\[\]-]*(:[0-9]{1,5})?/?$", max_length=300)
+]
 
 
 class SwitchSm(Strict):
@@ -348,7 +350,9 @@ class SwitchSm(Strict):
     )
     username: SecretRef = Field(description="Login name as a reference (env:VARIABLE or vault:name).")
     password: SecretRef = Field(description="Password as a reference (env:VARIABLE or vault:name).")
-    verify_tls: bool = Field(True, description="Verify the switch's TLS certificate (against ca_file, else the system's CAs).")
+    verify_tls: bool = Field(
+        True, description="Verify the switch's TLS certificate (against ca_file, else the system's CAs)."
+    )
     ca_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+~-]+$")] | None = Field(
         None, description="CA bundle that signed the switch's certificate."
     )
@@ -887,7 +891,7 @@ class Acceptance(Strict):
 
 
 # ------------------------------------------------------------------------------------------ monitoring
-VerifySection = Literal["fabric", "nodes", "routing", "scheduler", "mpi", "perf"]
+VerifySection = Literal["fabric", "nodes", "routing", "scheduler", "mpi", "perf", "backend"]
 AbsolutePath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$")]
 
 
@@ -976,9 +980,9 @@ __all__ = [
     "SlurmTopology",
     "SmInstance",
     "Stack",
-    "SwitchSm",
-    "UfmSm",
     "SubnetManager",
     "Switch",
+    "SwitchSm",
+    "UfmSm",
     "VerifyTimer",
 ]

@@ -161,6 +161,11 @@ def _members(
 
 def _sm_ports(loaded: LoadedSpec, book: GuidBook) -> frozenset[int]:
     out = set()
+    switch = loaded.spec.subnet_manager.switch
+    if loaded.spec.subnet_manager.backend == "switch" and switch is not None:
+        guid = book.switch_guid(switch.name)  # the SM's port is the switch's port 0: its GUID is the switch's
+        if guid is not None:
+            out.add(guid)
     for inst in loaded.spec.subnet_manager.instances:
         node = next(n for n in loaded.spec.nodes if n.name == inst.node)
         guid = book.port_guid(inst.node, inst.hca or node.hcas[0].device, inst.port)

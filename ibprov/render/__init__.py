@@ -25,6 +25,7 @@ from ibprov.clusterspec import LoadedSpec
 from ibprov.errors import SpecError
 from ibprov.identity.guids import GuidBook
 from ibprov.render import yamltext
+from ibprov.render.backend import backend_files
 from ibprov.render.healthcheck import HealthcheckVars, healthcheck_vars
 from ibprov.render.inventory import hosts, ib_node_names, ipoib_vars, mpi_vars, stack_vars
 from ibprov.render.parallel import MIN_LINKS, Pending
@@ -152,7 +153,9 @@ def _render_rest(loaded: LoadedSpec, book: GuidBook, header: str, defer_sm: bool
         {"ibprov_cluster": spec.cluster.name, "ansible_user": spec.cluster.ssh_user}, header
     )
     f["inventory/group_vars/ib_nodes.yml"] = _yaml({**stack_vars(loaded), **mpi_vars(loaded), **checks.group}, header)
-    f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
+    backend = spec.subnet_manager.backend
+    if backend == "opensm":
+        f["inventory/group_vars/ib_sm.yml"] = _yaml(sm.common, header)
     if spec.scheduler is not None and spec.scheduler.manage_topology:
         slurm = slurm_vars(loaded)
         f["inventory/group_vars/slurm_controller.yml"] = _yaml(slurm, header)
@@ -162,9 +165,13 @@ def _render_rest(loaded: LoadedSpec, book: GuidBook, header: str, defer_sm: bool
     if timer is not None:
         f["inventory/group_vars/ib_verify_timer.yml"] = _yaml(timer, header)
         f.update(verify_timer_files(loaded))
-    if not out.sm_waits_for:  # never a partitions.conf without some of its members
+    if out.sm_waits_for:  # never a partitions.conf (or a switch's or UFM's partitions) without some members
+        return out
+    if backend == "opensm":
         for name, text in render_sm_files(sm, "/etc/opensm", header).items():
             f[f"opensm/{name}"] = text
+    else:
+        f.update(backend_files(loaded, book, header))
     return out
 
 

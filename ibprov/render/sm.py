@@ -162,7 +162,9 @@ def _sm_port(spec: ClusterSpec, inst: SmInstance) -> tuple[str, int]:
 def build_sm_data(loaded: LoadedSpec, book: GuidBook) -> SmData:
     spec = loaded.spec
     data = SmData()
-    for inst in spec.subnet_manager.instances:
+    # a switch or UFM SM: no host runs OpenSM from these files (UFM's instances name where its own SM runs)
+    host_opensm = spec.subnet_manager.instances if spec.subnet_manager.backend == "opensm" else ()
+    for inst in host_opensm:
         device, port = _sm_port(spec, inst)
         entry: dict[str, Any] = {"device": device, "port": port, "priority": inst.priority}
         guid = book.port_guid(inst.node, device, port)

@@ -30,8 +30,16 @@ class PartitionState:
 
     def without(self, fields: Iterable[str]) -> PartitionState:
         """This partition with ``fields`` cleared (what a back end does not carry)."""
-        blank = {"name": None, "mtu": None, "rate": None, "sl": None, "ipoib": False, "members": frozenset()}
-        return replace(self, **{f: blank[f] for f in fields})
+        gone = set(fields)
+        return replace(
+            self,
+            name=None if "name" in gone else self.name,
+            ipoib=False if "ipoib" in gone else self.ipoib,
+            members=frozenset() if "members" in gone else self.members,
+            mtu=None if "mtu" in gone else self.mtu,
+            rate=None if "rate" in gone else self.rate,
+            sl=None if "sl" in gone else self.sl,
+        )
 
     @property
     def member_map(self) -> dict[int, Membership]:

@@ -10,9 +10,10 @@ from ibprov.clusterspec import LoadedSpec
 from ibprov.identity.guids import GuidBook
 from ibprov.render import render_sm_files
 from ibprov.render.sm import build_sm_data
+from ibprov.twin.backends import SWITCH_DEVICE, play_backend
 from ibprov.twin.sim import OpenSM, SimFabric, simulator, start_sim
 from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits
-from ibprov.twinnet.netfile import Twin, build_twin, hca_id
+from ibprov.twinnet.netfile import Twin, build_twin, hca_id, switch_id
 
 TWIN_HEADER = "Rendered by ibprov for the fabric twin"
 
@@ -23,6 +24,7 @@ class TwinRun:
     sms: list[tuple[str, int, OpenSM]] = field(default_factory=list)  # (node, priority, process)
     sim_hosts: dict[str, str] = field(default_factory=dict)
     limits: TwinLimits | None = None  # what this twin cannot show (also in twin-limits.json beside twin.net)
+    backend_notes: list[str] = field(default_factory=list)  # how the twin plays a switch or UFM SM
 
     @property
     def master(self) -> OpenSM:
@@ -33,10 +35,10 @@ class TwinRun:
         self.sim.stop()
 
 
-def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path], Twin]:
+def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path], Twin, list[str]]:
     """Write twin.net, its limits (twin-limits.json) and the OpenSM files (paths pointing into ``workdir``)
     for the twin, with synthetic GUIDs where the spec has none. Returns the net file,
-    {"node/device:port": opensm.conf} and the twin (its sim hosts and limits)."""
+    {"node/device:port": opensm.conf}, the twin (its sim hosts and limits) and how it plays a switch or UFM SM."""
     workdir = workdir.resolve()  # the files name each other by path; the processes run in other directories
     book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
     name, speeds = simulator()  # what the ibsim this twin runs takes (measured, cached)
@@ -46,6 +48,7 @@ def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path]
     netfile.write_text(twin.text)
     (workdir / LIMITS_FILE).write_text(twin.limits.to_json())
     sm = build_sm_data(loaded, book)
+    backend_notes = play_backend(loaded, book, sm) if loaded.spec.subnet_manager.backend != "opensm" else []
     conf_dir = workdir / "opensm"
     conf_dir.mkdir(exist_ok=True)
     configs: dict[str, Path] = {}
@@ -58,7 +61,19 @@ def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path]
             device_port = name.removeprefix("opensm.").removesuffix(".conf")
             device, _, port = device_port.rpartition("-")
             configs[f"{host}/{device}:{port}"] = path
-    return netfile, configs, twin
+    return netfile, configs, twin, backend_notes
+
+
+def _planned_sms(loaded: LoadedSpec) -> list[tuple[str, str, int, int]]:
+    """(node or switch, device, port, priority) of every SM the twin starts, the planned master first."""
+    sm = loaded.spec.subnet_manager
+    if sm.backend == "switch" and sm.switch is not None:
+        return [(sm.switch.name, SWITCH_DEVICE, 0, sm.switch.priority)]
+    out = []
+    for inst in sorted(sm.instances, key=lambda i: -i.priority):
+        node = next(n for n in loaded.spec.nodes if n.name == inst.node)
+        out.append((inst.node, inst.hca or node.hcas[0].device, inst.port, inst.priority))
+    return out
 
 
 def start_twin(
@@ -74,23 +89,22 @@ def start_twin(
     standbys once it has brought the subnet up (or ``master_timeout`` passed). A relative ``workdir`` is
     taken from the current directory: ibsim and OpenSM run elsewhere and are given absolute paths."""
     workdir = workdir.resolve()
-    netfile, configs, twin = write_twin(loaded, workdir)
+    netfile, configs, twin, backend_notes = write_twin(loaded, workdir)
     if before_start is not None:
         before_start(workdir / "opensm")
     nodes = sum(len(n.hcas) for n in loaded.spec.nodes) + len(loaded.topology.switches)
     sim = start_sim(netfile, workdir / "sim", socket=socket, max_nodes=max(4096, nodes + 16))
-    run = TwinRun(sim, sim_hosts=twin.sim_hosts, limits=twin.limits)
+    run = TwinRun(sim, sim_hosts=twin.sim_hosts, limits=twin.limits, backend_notes=backend_notes)
     if not start_sms:
         return run
     try:
-        instances = sorted(loaded.spec.subnet_manager.instances, key=lambda i: -i.priority)
-        for i, inst in enumerate(instances):
-            node = next(n for n in loaded.spec.nodes if n.name == inst.node)
-            device = inst.hca or node.hcas[0].device
-            conf = configs[f"{inst.node}/{device}:{inst.port}"]
-            sm = sim.start_opensm(hca_id(inst.node, device), conf, name=f"opensm-{inst.node}-{device}-{inst.port}")
-            run.sms.append((inst.node, inst.priority, sm))
-            if i == 0 and len(instances) > 1:
+        planned = _planned_sms(loaded)
+        for i, (name, device, port, priority) in enumerate(planned):
+            sim_host = switch_id(name) if device == SWITCH_DEVICE else hca_id(name, device)
+            conf = configs[f"{name}/{device}:{port}"]
+            sm = sim.start_opensm(sim_host, conf, name=f"opensm-{name}-{device}-{port}")
+            run.sms.append((name, priority, sm))
+            if i == 0 and len(planned) > 1:
                 # let the planned master bring the subnet up before the standbys start: when they all race
                 # for the first sweep on a loaded machine, a standby can win it and stall the master
                 sm.wait_for("SUBNET UP", master_timeout)

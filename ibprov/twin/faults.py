@@ -456,6 +456,11 @@ def _pkey_drift(
     target = next((n for n in spec.nodes if n.name == node), None)
     if target is None:
         raise RackError(f"{node}: no such node in the spec")
+    if spec.subnet_manager.backend != "opensm":
+        raise RackError(
+            "pkey-drift edits the host OpenSM's partitions.conf; this spec's SM is backend: "
+            f"{spec.subnet_manager.backend}"
+        )
     master = max(spec.subnet_manager.instances, key=lambda i: i.priority).node
     container = _container(state, master)
     book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)

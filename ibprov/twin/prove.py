@@ -17,6 +17,7 @@ from ibprov.pkey import PKey
 from ibprov.probes import ParseError, ibnetdiscover, sminfo, smpquery
 from ibprov.probes.runner import LocalRunner
 from ibprov.report.model import Report
+from ibprov.twin.backends import planned_master
 from ibprov.twin.bringup import TwinRun, start_twin
 from ibprov.verify.fabric.section import verify_fabric
 
@@ -71,7 +72,7 @@ def prove(
     run ``verify --fabric`` from that port (``result.report``)."""
     result = ProofResult()
     run = start_twin(loaded, workdir, before_start=before_start)
-    result.notes = run.limits.notes() if run.limits is not None else []
+    result.notes = [*(run.limits.notes() if run.limits is not None else []), *run.backend_notes]
     try:
         _prove(loaded, run, result, timeout)
         if not result.problems:
@@ -143,23 +144,20 @@ def _probe_host(loaded: LoadedSpec, run: TwinRun) -> str:
 
 
 def _check_master(loaded: LoadedSpec, run: TwinRun, book: GuidBook, probe: str, result: ProofResult) -> None:
-    top = max(loaded.spec.subnet_manager.instances, key=lambda i: i.priority)
-    node = next(n for n in loaded.spec.nodes if n.name == top.node)
-    device = top.hca or node.hcas[0].device
-    planned = book.port_guid(top.node, device, top.port)
+    top = planned_master(loaded, book)
     out = run.sim.run(["sminfo"], probe)
     try:
         info = sminfo.parse(out.stdout)
     except ParseError as exc:
         result.problems.append(f"sminfo: {exc}")
         return
-    if info.state_name != "SMINFO_MASTER" or info.guid != planned or info.priority != top.priority:
+    if info.state_name != "SMINFO_MASTER" or info.guid != top.guid or info.priority != top.priority:
         result.problems.append(
-            f"master SM: planned {top.node} ({fmt_guid(planned or 0)}, priority {top.priority}), "
+            f"master SM: planned {top.name} ({fmt_guid(top.guid or 0)}, priority {top.priority}), "
             f"found {fmt_guid(info.guid)} priority {info.priority} {info.state_name}"
         )
     else:
-        result.lines.append(f"master SM is {top.node} {device}:{top.port} with priority {top.priority}")
+        result.lines.append(f"master SM is {top.where} with priority {top.priority}")
 
 
 def _discover(run: TwinRun, probe: str, result: ProofResult) -> ibnetdiscover.Fabric | None:

@@ -305,6 +305,12 @@ def _write_access(state: RackState) -> None:
 
 def up(loaded: LoadedSpec, *, base: Path | None = None, say: Callable[[str], None] = lambda _s: None) -> RackState:
     """Build the twin rack of ``loaded`` (or find the one running and reuse it)."""
+    backend = loaded.spec.subnet_manager.backend
+    if backend != "opensm":
+        raise RackError(
+            f"the twin rack runs the ib_sm role's host OpenSM; subnet_manager.backend: {backend} has none to run "
+            "there (the switch or UFM SM is not played in the rack): `ibprov twin prove` plays it with OpenSM"
+        )
     path = state_dir(loaded.spec.cluster.name, base)
     if (path / STATE_FILE).is_file():
         state = RackState.load(path)

@@ -145,6 +145,14 @@ SECTIONS: tuple[SectionInfo, ...] = (
         frozenset({"inventory", "target"}),
         default=False,
     ),
+    SectionInfo(
+        "backend",
+        "The SM back end's own view (switch or UFM; contract-tested, not run against the product): every planned "
+        "partition held as planned, none the spec does not name, the switch's SM on with its priority.",
+        "ibprov.verify.backend.section",
+        frozenset(),
+        default=False,
+    ),
 )
 
 

@@ -1,5 +1,5 @@
 """The monitoring section: the verify timer runs on a node of the spec that is a host with an HCA (its diags
-read the fabric through that HCA), and sections that need a scheduler have one."""
+read the fabric through that HCA), and sections that need a scheduler (or a switch or UFM SM) have one."""
 
 from __future__ import annotations
 
@@ -35,3 +35,10 @@ def monitoring_is_sound(spec: ClusterSpec, _topo: Topology) -> Iterator[Finding]
     if "scheduler" in timer.sections and spec.scheduler is None:
         index = timer.sections.index("scheduler")
         yield (*TIMER, "sections", index), "section scheduler needs the spec's scheduler section"
+    if "backend" in timer.sections and spec.subnet_manager.backend == "opensm":
+        index = timer.sections.index("backend")
+        yield (
+            (*TIMER, "sections", index),
+            "section backend reads a switch or UFM SM: subnet_manager.backend is opensm (verify --fabric reads "
+            "OpenSM's partitions from the fabric)",
+        )

@@ -363,7 +363,14 @@ def _stray_sm(plan: NodePlan, hosts: Hosts) -> list[Finding]:
     for host in plan.hosts:
         obs = _reached(hosts, host)
         if obs is not None and obs.opensm and host not in plan.sm_hosts:
-            out.append(STRAY_SM.finding(host, "no OpenSM", "OpenSM running (" + "; ".join(obs.opensm) + ")"))
+            fix = (
+                f"a double SM: {plan.sm_owner} runs this subnet (subnet_manager.backend); stop and disable opensm "
+                "on this host (systemctl disable --now opensm)"
+                if plan.sm_owner
+                else None
+            )
+            found = "OpenSM running (" + "; ".join(obs.opensm) + ")"
+            out.append(STRAY_SM.finding(host, "no OpenSM", found, fix=fix))
     return out
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.ipoib import planned_interfaces
+from ibprov.clusterspec.model import ClusterSpec
 from ibprov.clusterspec.types import NON_HOST_GROUPS, Endpoint
 from ibprov.clusterspec.units import data_rate_gbps
 from ibprov.identity.guids import PLACEHOLDER_DEVICE as PLACEHOLDER
@@ -57,6 +58,7 @@ class NodePlan:
     hosts: tuple[str, ...]
     ports: tuple[PlannedPort, ...]
     sm_hosts: frozenset[str] = frozenset()
+    sm_owner: str = ""  # a switch or UFM SM runs the subnet: who (a host OpenSM beside it is a double SM)
     stack_version: str | None = None
     ipoib: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # host -> interface -> "addr/prefix"
     on_files: frozenset[str] = frozenset()  # what is judged on its configuration files (the twin: memlock, ipoib)
@@ -143,9 +145,17 @@ def build_node_plan(
         hosts=tuple(n.name for n in nodes),
         ports=tuple(ports),
         sm_hosts=frozenset(i.node for i in spec.subnet_manager.instances),
+        sm_owner=_sm_owner(spec),
         stack_version=spec.stack.version,
         ipoib=ipoib,
         on_files=frozenset(twin.judged_on_files) if twin is not None else frozenset(),
         unseen=frozenset(twin.unseen) if twin is not None and twin.containers else frozenset(),
         ping=ping_commands(tuple(n.name for n in nodes), inventory),
     )
+
+
+def _sm_owner(spec: ClusterSpec) -> str:
+    sm = spec.subnet_manager
+    if sm.backend == "switch" and sm.switch is not None:
+        return f"the embedded SM of switch {sm.switch.name}"
+    return "UFM's SM" if sm.backend == "ufm" else ""

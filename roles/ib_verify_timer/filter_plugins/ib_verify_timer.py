@@ -9,7 +9,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PLAIN = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
 # The role's own options; in extra_args they would contradict the role's variables
 _OWN = ("--history", "--keep", "--metrics")
-_SECTIONS = ("fabric", "nodes", "routing", "scheduler", "mpi", "perf")
+_SECTIONS = ("fabric", "nodes", "routing", "scheduler", "mpi", "perf", "backend")
 
 
 def _line_problem(name, value):

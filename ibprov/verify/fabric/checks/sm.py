@@ -124,6 +124,21 @@ def _standbys(plan: Plan, obs: Observation, running: dict[PlannedSm, ObservedSm]
     return out
 
 
+def _beside_backend(plan: Plan) -> str | None:
+    """The fix for an SM beside a switch or UFM SM: a double SM (None: ROGUE's own fix)."""
+    sm = plan.loaded.spec.subnet_manager
+    if sm.backend == "switch" and sm.switch is not None:
+        owner = f"the embedded SM of switch {sm.switch.name} (subnet_manager.backend: switch)"
+    elif sm.backend == "ufm":
+        owner = "UFM's SM on its server ports (subnet_manager.backend: ufm)"
+    else:
+        return None
+    return (
+        f"a second SM beside {owner}: the two elect one master and the loser's partitions and settings go "
+        "unused, or they fight over the PKey tables; stop and disable opensm here (systemctl disable --now opensm)"
+    )
+
+
 def check(plan: Plan, obs: Observation) -> list[Finding]:
     running: dict[PlannedSm, ObservedSm] = {}
     out: list[Finding] = []
@@ -131,7 +146,7 @@ def check(plan: Plan, obs: Observation) -> list[Finding]:
         inst = planned_instance(plan, sm)
         if inst is None:
             found = f"{sm.state} SM with priority {sm.priority} (port GUID {fmt_guid(sm.port_guid)}, lid {sm.lid})"
-            out.append(ROGUE.finding(sm_name(plan, obs, sm), "no subnet manager", found))
+            out.append(ROGUE.finding(sm_name(plan, obs, sm), "no subnet manager", found, fix=_beside_backend(plan)))
         else:
             running[inst] = sm
             if sm.priority != inst.priority:
