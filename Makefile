@@ -115,6 +115,7 @@ bench: venv apt-sim
 	$(BIN)/python bench/verify_1024.py --append
 	$(BIN)/python bench/routing_audit.py --offline --twin --update-docs
 	$(BIN)/python bench/metrics_10k.py --update-docs
+	$(BIN)/python bench/sm_backend_sync.py --update-docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -458,7 +458,7 @@ def _run_apply(spec: Path, options: ApplyOptions, *, run_dir: Path | None, targe
 
 
 def _run_backend(loaded: LoadedSpec, *, check: bool) -> bool:
-    """plan or apply the switch or UFM back end after the hosts (a failing host never stops it); False when the
+    """plan or apply the switch or UFM back end (before the hosts; a failing back end never stops them); False when the
     back end refused a change (located at the partition it came from). An unreachable back end raises."""
     # lazy: the back ends only for a spec that has one
     from ibprov.identity.guids import GuidBook

@@ -48,7 +48,7 @@ def test_every_problem_is_reported_at_once() -> None:
         "ib_verify_timer_metrics_file: 'ibprov.txt' must be a file name ending in .prom (node_exporter's textfile "
         "collector reads no other files)",
         "ib_verify_timer_keep: True is not a number of runs (1 or more)",
-        "ib_verify_timer_sections[1]: 'fabrik' is none of fabric, nodes, routing, scheduler, mpi, perf",
+        "ib_verify_timer_sections[1]: 'fabrik' is none of fabric, nodes, routing, scheduler, mpi, perf, backend",
         "ib_verify_timer_sections: ['fabric', 'fabrik', 'fabric'] names a section twice",
         "ib_verify_timer_extra_args[0]: --metrics=/tmp/x.prom is set by the role (ib_verify_timer_history_dir, "
         "ib_verify_timer_keep, ib_verify_timer_metrics_file)",

@@ -54,6 +54,6 @@ def test_a_host_opensm_beside_the_switch_sm_is_found_as_a_second_sm(tmp_path: Pa
 def test_ufm_s_sm_is_played_on_the_ufm_server_with_the_partitions_of_ufm_s_payload(tmp_path: Path) -> None:
     result = prove(load_spec(EXAMPLES / "ufm.yaml"), tmp_path, verify=True)
     assert result.problems == []
-    assert "master SM is ufm01 mlx5_0:1 with priority 15" in result.lines
+    assert "master SM is mgmt01 mlx5_0:1 with priority 15" in result.lines
     assert any("UFM's SM is played by OpenSM 3.3.23" in n for n in result.notes)
     assert _findings(result.report) == []

@@ -17,7 +17,7 @@ from ibprov.verify.backend.observation import BackendView
 from ibprov.verify.backend.plan import BackendCheckPlan
 from ibprov.verify.judge import Check, CheckFamily
 
-__all__ = ["FAMILIES", "held", "partition_object", "unplanned_object"]
+__all__ = ["FAMILIES", "as_planned", "held", "partition_object", "unplanned_object"]
 
 MEMBER_LINES = 3  # member differences spelt out per partition; the rest are counted
 
@@ -129,6 +129,15 @@ def _summary(pkey: int, lines: Sequence[str]) -> str:
     return "; ".join([*fields, *members[:MEMBER_LINES], *more])
 
 
+LIMITS = ("mtu", "rate", "sl")
+
+
+def as_planned(want: PartitionState, got: PartitionState) -> PartitionState:
+    """``got`` with the limits the plan leaves unset cleared: there the back end keeps its own default (UFM's
+    mtu_limit 2, rate_limit 2.5) and apply sends nothing, so verify compares nothing (as apply's reconcile)."""
+    return got.without(name for name in LIMITS if getattr(want, name) is None)
+
+
 def _partition_findings(plan: BackendCheckPlan, view: BackendView) -> list[Finding]:
     have = held(plan, view)
     if have is None:
@@ -136,6 +145,7 @@ def _partition_findings(plan: BackendCheckPlan, view: BackendView) -> list[Findi
     out = []
     for pkey, want in sorted(plan.desired.partitions.items()):
         got = have.partitions.get(pkey)
+        got = None if got is None else as_planned(want, got)
         lines = differences({pkey: want}, {pkey: got} if got is not None else {})
         if lines:
             expected = f"held as planned: {_describe(want, plan.carried)}"

@@ -75,7 +75,7 @@ def test_the_section_of_another_back_end_is_an_error_not_ignored() -> None:
 
 
 def test_ufm_without_the_ports_of_its_sm_is_an_error() -> None:
-    text = UFM.replace("  instances:\n    - {node: ufm01, priority: 15}\n", "")
+    text = UFM.replace("  instances:\n    - {node: mgmt01, priority: 15}\n", "")
     (problem,) = problems(text)
     assert "subnet_manager.instances: backend: ufm needs instances: the UFM server's HCA port(s)" in problem
 

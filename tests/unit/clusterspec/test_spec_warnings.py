@@ -173,7 +173,7 @@ def test_validate_prints_a_warning_located_on_stderr_and_exits_0(tmp_path: Path)
     assert result.exit_code == 0
     assert result.stdout == (
         f"{spec}: valid — cluster ring5: 5 nodes, 5 switches (0 generated), 10 links, 0 partitions, "
-        "1 subnet managers, QoS off; 1 warning\n"
+        "1 subnet manager, QoS off; 1 warning\n"
     )
     assert result.stderr.splitlines() == [
         f"{spec}:30:19: subnet_manager.routing_engine: warning: minhop is not deadlock-free on this fabric: its switches form a cycle ({RING}), and routes around it may close a credit loop; use updn with subnet_manager.roots (e.g. roots: [sw1]), or lash or dfsssp with qos.enabled: true"

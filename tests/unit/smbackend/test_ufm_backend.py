@@ -199,6 +199,10 @@ CHANGES = {
     "member removed": (_members(0x10, (A, "full"), (C, "limited")), [("DELETE", P + "/0x0010/guids/0002c90300a1b2c4")]),
     "membership changed": (_members(0x10, (A, "full"), (B, "limited"), (C, "limited")), [("PUT", P + "/")]),
     "members replaced": (_members(0x11, (E, "full")), [("PUT", P + "/")]),
+    "one of three replaced": (
+        _members(0x10, (A, "full"), (B, "full"), (E, "limited")),
+        [("POST", P + "/"), ("DELETE", P + "/0x0010/guids/0002c90300a1b2c5")],
+    ),
     "ipoib flipped": (_change(0x11, ipoib=True), [("PUT", P + "/")]),
     "qos changed": (_change(0x11, mtu=4, sl=2), [("PUT", P + "/qos_conf")]),
     "qos set where unset": (_change(0x10, rate=100.0), [("PUT", P + "/qos_conf")]),

@@ -132,6 +132,14 @@ def test_a_ufm_mtu_that_differs_is_a_partition_finding_and_ufm_has_no_sm_check()
     assert {c.id: c.objects for c in report.checks}["backend.sm"] == ()
 
 
+def test_a_ufm_limit_the_plan_leaves_unset_is_not_compared_as_apply_sends_none() -> None:
+    plan = ufm_plan()
+    defaults = replace(plan.desired.partitions[0x10], rate=2.5, sl=0)  # UFM's own: the spec sets only mtu here
+    assert findings(check_backend(plan, seen(plan, with_partitions(plan.desired, defaults)))) == []
+    drift = replace(defaults, mtu=4)  # a limit the plan sets is compared all the same
+    assert only(check_backend(plan, seen(plan, with_partitions(plan.desired, drift)))).observed == "mtu 4, planned 5"
+
+
 def test_ufm_names_are_not_compared_since_ufm_before_6_22_keeps_none() -> None:
     plan = ufm_plan()
     named = with_partitions(plan.desired, replace(plan.desired.partitions[0x10], name="k8s-compute"))
