@@ -2,7 +2,8 @@
 the hosts) on the example specs, pointed at the contract servers on 127.0.0.1 (tests/contracts): plan prints
 the changes it would send and changes nothing, apply sends them, a second plan is in sync; what plan would
 send an empty switch is the file render writes; a refused change is located at the partition it came from
-(FILE:LINE:COL) and stops the run; an unreachable back end is located at its url (exit 3)."""
+(FILE:LINE:COL) and stops the run; an unreachable back end is located at its url (exit 3); and verify
+--backend, reading the back end as apply left it, finds nothing."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ibprov.clusterspec import LoadedSpec, load_spec
 from ibprov.errors import CollectError
 from ibprov.identity.guids import GuidBook
 from ibprov.render.backend import backend_files
+from ibprov.verify.backend.section import verify_backend
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SWITCH_URL = "https://leaf01-mgmt.example.org"
@@ -56,7 +58,7 @@ def sent(out: str, mark: str) -> list[str]:
     return [line.split(f"{mark}: ", 1)[1] for line in out.splitlines() if line.startswith(f"  {mark}: ")]
 
 
-def test_plan_prints_the_rendered_switch_commands_and_changes_nothing_apply_sends_them_then_in_sync(
+def test_switch_plan_prints_the_rendered_commands_apply_sends_them_then_in_sync_and_verify_clean(
     httpserver: HTTPServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     switch = MlnxosContract(httpserver)
@@ -79,8 +81,12 @@ def test_plan_prints_the_rendered_switch_commands_and_changes_nothing_apply_send
     assert "  in sync: nothing to send" in capsys.readouterr().out
     assert switch.changing_commands() == commands  # the second run sent nothing that changes state
 
+    report = verify_backend(loaded, GuidBook.for_spec(loaded))  # verify --backend judges what apply left
+    assert [f for c in report.checks for f in c.findings] == []
+    assert {c.id: len(c.objects) for c in report.checks}["backend.partition"] == len(loaded.spec.partitions)
 
-def test_plan_and_apply_reconcile_ufm_and_a_second_run_makes_no_changing_call(
+
+def test_plan_and_apply_reconcile_ufm_a_second_run_makes_no_changing_call_and_verify_is_clean(
     httpserver: HTTPServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ufm = UfmContract(httpserver)
@@ -99,6 +105,10 @@ def test_plan_and_apply_reconcile_ufm_and_a_second_run_makes_no_changing_call(
     assert cli._run_backend(loaded, check=False)
     assert "  in sync: nothing to send" in capsys.readouterr().out
     assert len(ufm.changing_calls()) == first
+
+    report = verify_backend(loaded, GuidBook.for_spec(loaded))  # verify --backend judges what apply left
+    assert [f for c in report.checks for f in c.findings] == []
+    assert {c.id: len(c.objects) for c in report.checks}["backend.partition"] == len(loaded.spec.partitions)
 
 
 def test_a_refused_command_is_located_at_its_partition_and_nothing_after_it_is_sent(
