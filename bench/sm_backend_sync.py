@@ -89,6 +89,27 @@ def _timed(fn: Callable[[], BackendResult]) -> tuple[BackendResult, float]:
     return result, time.perf_counter() - t0
 
 
+def _rows(
+    backend: str, nodes: int, apply: Callable[[BackendState], BackendResult], sent: Callable[[], list[int]]
+) -> list[str]:
+    """The three runs against one server; ``sent`` gives the size of each state-changing request so far."""
+    rows = []
+    baseline: tuple[int, int] | None = None
+    sm = backend == "switch"
+    for run, want in (
+        (f"first apply (empty {backend})", desired(nodes, sm=sm)),
+        ("second apply, nothing changed", desired(nodes, sm=sm)),
+        ("a node replaced", desired(nodes, sm=sm, replaced=True)),
+    ):
+        before = len(sent())
+        result, took = _timed(lambda want=want: apply(want))
+        assert result.ok, result.message
+        sizes = sent()[before:]
+        baseline = baseline or (len(sizes), sum(sizes))
+        rows.append(_row(backend, nodes, run, len(sizes), sum(sizes), took, baseline))
+    return rows
+
+
 def switch_rows(nodes: int, os_env: dict[str, str]) -> list[str]:
     server = HTTPServer(host="127.0.0.1", port=0)
     server.start()
@@ -98,21 +119,12 @@ def switch_rows(nodes: int, os_env: dict[str, str]) -> list[str]:
             {"name": "leaf01", "url": switch.url, "username": "env:BENCH_SW_USER", "password": "env:BENCH_SW_PASSWORD"}
         )
         os_env.update(BENCH_SW_USER=SW_USER, BENCH_SW_PASSWORD=SW_PASSWORD)
-        rows = []
-        baseline: tuple[int, int] | None = None
-        for run, want in (
-            ("first apply (empty switch)", desired(nodes, sm=True)),
-            ("second apply, nothing changed", desired(nodes, sm=True)),
-            ("a node replaced", desired(nodes, sm=True, replaced=True)),
-        ):
-            before = len(switch.changing_commands())
-            result, took = _timed(lambda want=want: apply_switch(switch_connect(cfg), cfg, want))
-            assert result.ok, result.message
-            commands = switch.changing_commands()[before:]
-            size = sum(len(c) for c in commands)
-            baseline = baseline or (len(commands), size)
-            rows.append(_row("switch", nodes, run, len(commands), size, took, baseline))
-        return rows
+        return _rows(
+            "switch",
+            nodes,
+            lambda want: apply_switch(switch_connect(cfg), cfg, want),
+            lambda: [len(c) for c in switch.changing_commands()],
+        )
     finally:
         server.stop()
 
@@ -126,21 +138,14 @@ def ufm_rows(nodes: int, os_env: dict[str, str]) -> list[str]:
             {"url": ufm.url, "auth": "session", "username": "env:BENCH_UFM_USER", "password": "env:BENCH_UFM_PASSWORD"}
         )
         os_env.update(BENCH_UFM_USER=UFM_USER, BENCH_UFM_PASSWORD=UFM_PASSWORD)
-        rows = []
-        baseline: tuple[int, int] | None = None
-        for run, want in (
-            ("first apply (empty UFM)", desired(nodes, sm=False)),
-            ("second apply, nothing changed", desired(nodes, sm=False)),
-            ("a node replaced", desired(nodes, sm=False, replaced=True)),
-        ):
-            before = len(ufm.changing_calls())
-            result, took = _timed(lambda want=want: apply_ufm(ufm_connect(cfg), cfg, want))
-            assert result.ok, result.message
-            calls = ufm.changing_calls()[before:]
-            size = sum(len(r.path) + len(json.dumps(r.body) if r.body is not None else "") for r in calls)
-            baseline = baseline or (len(calls), size)
-            rows.append(_row("UFM", nodes, run, len(calls), size, took, baseline))
-        return rows
+        return _rows(
+            "UFM",
+            nodes,
+            lambda want: apply_ufm(ufm_connect(cfg), cfg, want),
+            lambda: [
+                len(r.path) + (len(json.dumps(r.body)) if r.body is not None else 0) for r in ufm.changing_calls()
+            ],
+        )
     finally:
         server.stop()
 
