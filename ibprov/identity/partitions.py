@@ -17,6 +17,7 @@ from ibprov.clusterspec.model import ClusterSpec, Member, Membership, Partition
 from ibprov.clusterspec.positions import Path
 from ibprov.clusterspec.rails import rail_ports
 from ibprov.identity.guids import GuidBook
+from ibprov.identity.smports import planned_sms
 from ibprov.pkey import DEFAULT_BASE, PKey
 
 __all__ = [
@@ -160,18 +161,7 @@ def _members(
 
 
 def _sm_ports(loaded: LoadedSpec, book: GuidBook) -> frozenset[int]:
-    out = set()
-    switch = loaded.spec.subnet_manager.switch
-    if loaded.spec.subnet_manager.backend == "switch" and switch is not None:
-        guid = book.switch_guid(switch.name)  # the SM's port is the switch's port 0: its GUID is the switch's
-        if guid is not None:
-            out.add(guid)
-    for inst in loaded.spec.subnet_manager.instances:
-        node = next(n for n in loaded.spec.nodes if n.name == inst.node)
-        guid = book.port_guid(inst.node, inst.hca or node.hcas[0].device, inst.port)
-        if guid is not None:
-            out.add(guid)
-    return frozenset(out)
+    return frozenset(sm.port_guid for sm in planned_sms(loaded, book) if sm.port_guid is not None)
 
 
 def plan_partitions(loaded: LoadedSpec, book: GuidBook) -> PartitionPlan:

@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from ibprov.clusterspec.units import RATE_CODE
 from ibprov.pkey import DEFAULT_BASE
-from ibprov.smbackend.state import BackendState, Membership, PartitionState
+from ibprov.smbackend.state import BackendState, Membership, PartitionState, partition_name
 
 __all__ = ["CARRIED", "parse_partitions_conf", "partition_vars"]
 
@@ -85,7 +85,7 @@ def partition_vars(state: BackendState) -> list[dict[str, Any]]:
     them with the role's own template)."""
     return [
         {
-            "name": p.name or f"pkey_{p.pkey:04x}",
+            "name": partition_name(p),
             "pkey": p.pkey,
             "ipoib": p.ipoib,
             "mtu": p.mtu,

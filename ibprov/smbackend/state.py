@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-__all__ = ["BackendState", "Membership", "PartitionState", "SmState", "differences", "fmt_guid_hex"]
+__all__ = ["BackendState", "Membership", "PartitionState", "SmState", "differences", "fmt_guid_hex", "partition_name"]
 
 Membership = Literal["full", "limited", "both"]
 Member = tuple[int, Membership]  # (port GUID, membership)
@@ -44,6 +44,12 @@ class PartitionState:
     @property
     def member_map(self) -> dict[int, Membership]:
         return dict(self.members)
+
+
+def partition_name(part: PartitionState) -> str:
+    """The name a partition goes by where the form needs one (the switch's CLI, partitions.conf): its own, else
+    ``pkey_0010`` for P_Key 0x0010 (UFM before 6.22 keeps no name)."""
+    return part.name or f"pkey_{part.pkey:04x}"
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,20 @@ unreachable back end is located in the spec: the field that names what to fix (:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.model import CONTRACT_TESTED
 from ibprov.clusterspec.positions import Path
 from ibprov.identity.guids import GuidBook
 from ibprov.smbackend.actions import Action, BackendPlan, BackendResult
 from ibprov.smbackend.desired import desired_state
+from ibprov.smbackend.state import BackendState
 from ibprov.smbackend.switch import backend as switch
 from ibprov.smbackend.ufm import backend as ufm
 
-__all__ = ["backend_apply", "backend_label", "backend_plan", "refusal_path"]
+__all__ = ["backend_apply", "backend_label", "backend_plan", "backend_state", "refusal_path"]
 
 
 def backend_label(loaded: LoadedSpec) -> str:
@@ -26,7 +30,7 @@ def backend_label(loaded: LoadedSpec) -> str:
     return "host OpenSM (the ib_sm role)"
 
 
-def _notes(loaded: LoadedSpec, plan: BackendPlan, unresolved: list[str]) -> BackendPlan:
+def _notes(plan: BackendPlan, unresolved: list[str]) -> BackendPlan:
     if unresolved:
         plan.notes.append(
             f"ports of {', '.join(unresolved)} are left out of the partitions until their GUIDs are known "
@@ -35,30 +39,50 @@ def _notes(loaded: LoadedSpec, plan: BackendPlan, unresolved: list[str]) -> Back
     return plan
 
 
+class _Connected(NamedTuple):
+    """A logged-in back end's three operations (the one place that tells the back ends apart)."""
+
+    read: Callable[[], BackendState]
+    plan: Callable[[BackendState], BackendPlan]
+    apply: Callable[[BackendState], BackendResult]
+
+
+def _connect(loaded: LoadedSpec) -> _Connected:
+    """Log in to the spec's back end (credentials from their references); a located BackendError if it fails."""
+    sm = loaded.spec.subnet_manager
+    if sm.backend == "switch" and sm.switch is not None:
+        sw_cfg, sw_api = sm.switch, switch.connect(sm.switch)
+        return _Connected(
+            lambda: switch.read_switch(sw_api),
+            lambda want: switch.plan_switch(sw_api, sw_cfg, want),
+            lambda want: switch.apply_switch(sw_api, sw_cfg, want),
+        )
+    if sm.backend == "ufm" and sm.ufm is not None:
+        ufm_cfg, ufm_api = sm.ufm, ufm.connect(sm.ufm)
+        return _Connected(
+            lambda: ufm.read_ufm(ufm_api),
+            lambda want: ufm.plan_ufm(ufm_api, ufm_cfg, want),
+            lambda want: ufm.apply_ufm(ufm_api, ufm_cfg, want),
+        )
+    raise ValueError("an SM back end is subnet_manager.backend switch or ufm")
+
+
+def backend_state(loaded: LoadedSpec) -> BackendState:
+    """What the back end holds now (verify's view; nothing is changed)."""
+    return _connect(loaded).read()
+
+
 def backend_plan(loaded: LoadedSpec, book: GuidBook) -> BackendPlan:
     """Read the back end and plan the difference (nothing is changed)."""
-    sm = loaded.spec.subnet_manager
     desired, parts = desired_state(loaded, book)
-    if sm.backend == "switch" and sm.switch is not None:
-        plan = switch.plan_switch(switch.connect(sm.switch), sm.switch, desired)
-    elif sm.backend == "ufm" and sm.ufm is not None:
-        plan = ufm.plan_ufm(ufm.connect(sm.ufm), sm.ufm, desired)
-    else:
-        raise ValueError("backend_plan is for backend: switch or ufm")
-    return _notes(loaded, plan, list(parts.unresolved))
+    return _notes(_connect(loaded).plan(desired), list(parts.unresolved))
 
 
 def backend_apply(loaded: LoadedSpec, book: GuidBook) -> BackendResult:
     """Read the back end, then send the difference in order, stopping at the first refusal."""
-    sm = loaded.spec.subnet_manager
     desired, parts = desired_state(loaded, book)
-    if sm.backend == "switch" and sm.switch is not None:
-        result = switch.apply_switch(switch.connect(sm.switch), sm.switch, desired)
-    elif sm.backend == "ufm" and sm.ufm is not None:
-        result = ufm.apply_ufm(ufm.connect(sm.ufm), sm.ufm, desired)
-    else:
-        raise ValueError("backend_apply is for backend: switch or ufm")
-    _notes(loaded, result.plan, list(parts.unresolved))
+    result = _connect(loaded).apply(desired)
+    _notes(result.plan, list(parts.unresolved))
     return result
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.identity.guids import GuidBook
+from ibprov.identity.smports import planned_sms
 from ibprov.render import render_sm_files
 from ibprov.render.sm import build_sm_data
 from ibprov.twin.backends import SWITCH_DEVICE, play_backend
@@ -64,18 +65,6 @@ def write_twin(loaded: LoadedSpec, workdir: Path) -> tuple[Path, dict[str, Path]
     return netfile, configs, twin, backend_notes
 
 
-def _planned_sms(loaded: LoadedSpec) -> list[tuple[str, str, int, int]]:
-    """(node or switch, device, port, priority) of every SM the twin starts, the planned master first."""
-    sm = loaded.spec.subnet_manager
-    if sm.backend == "switch" and sm.switch is not None:
-        return [(sm.switch.name, SWITCH_DEVICE, 0, sm.switch.priority)]
-    out = []
-    for inst in sorted(sm.instances, key=lambda i: -i.priority):
-        node = next(n for n in loaded.spec.nodes if n.name == inst.node)
-        out.append((inst.node, inst.hca or node.hcas[0].device, inst.port, inst.priority))
-    return out
-
-
 def start_twin(
     loaded: LoadedSpec,
     workdir: Path,
@@ -98,12 +87,13 @@ def start_twin(
     if not start_sms:
         return run
     try:
-        planned = _planned_sms(loaded)
-        for i, (name, device, port, priority) in enumerate(planned):
-            sim_host = switch_id(name) if device == SWITCH_DEVICE else hca_id(name, device)
-            conf = configs[f"{name}/{device}:{port}"]
-            sm = sim.start_opensm(sim_host, conf, name=f"opensm-{name}-{device}-{port}")
-            run.sms.append((name, priority, sm))
+        planned = sorted(planned_sms(loaded), key=lambda p: -p.priority)  # the planned master first
+        for i, inst in enumerate(planned):
+            sim_host = switch_id(inst.node) if inst.device is None else hca_id(inst.node, inst.device)
+            device = inst.device or SWITCH_DEVICE
+            conf = configs[f"{inst.node}/{device}:{inst.port}"]
+            sm = sim.start_opensm(sim_host, conf, name=f"opensm-{inst.node}-{device}-{inst.port}")
+            run.sms.append((inst.node, inst.priority, sm))
             if i == 0 and len(planned) > 1:
                 # let the planned master bring the subnet up before the standbys start: when they all race
                 # for the first sweep on a loaded machine, a standby can win it and stall the master

@@ -13,11 +13,11 @@ from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.model import QosTables
 from ibprov.identity.guids import GuidBook, fmt_guid
 from ibprov.identity.partitions import planned_pkeys
+from ibprov.identity.smports import planned_master
 from ibprov.pkey import PKey
 from ibprov.probes import ParseError, ibnetdiscover, sminfo, smpquery
 from ibprov.probes.runner import LocalRunner
 from ibprov.report.model import Report
-from ibprov.twin.backends import planned_master
 from ibprov.twin.bringup import TwinRun, start_twin
 from ibprov.verify.fabric.section import verify_fabric
 
@@ -151,9 +151,9 @@ def _check_master(loaded: LoadedSpec, run: TwinRun, book: GuidBook, probe: str, 
     except ParseError as exc:
         result.problems.append(f"sminfo: {exc}")
         return
-    if info.state_name != "SMINFO_MASTER" or info.guid != top.guid or info.priority != top.priority:
+    if info.state_name != "SMINFO_MASTER" or info.guid != top.port_guid or info.priority != top.priority:
         result.problems.append(
-            f"master SM: planned {top.name} ({fmt_guid(top.guid or 0)}, priority {top.priority}), "
+            f"master SM: planned {top.node} ({fmt_guid(top.port_guid or 0)}, priority {top.priority}), "
             f"found {fmt_guid(info.guid)} priority {info.priority} {info.state_name}"
         )
     else:

@@ -31,7 +31,7 @@ from typing import cast
 
 from ibprov.pkey import DEFAULT_BASE, MAX_PARTITION_BASE, MIN_PARTITION_BASE
 from ibprov.smbackend.actions import Action
-from ibprov.smbackend.state import BackendState, Membership, PartitionState, SmState, fmt_guid_hex
+from ibprov.smbackend.state import BackendState, Membership, PartitionState, SmState, fmt_guid_hex, partition_name
 
 __all__ = [
     "ALLOW_BOTH",
@@ -58,11 +58,6 @@ DEFAULT_NAME = "management"  # the switch's Default partition (0x7fff)
 _MEMBERSHIPS = ("full", "limited", "both")
 _HEX_GUID = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
 _COLON_GUID = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){7}$")
-
-
-def partition_name(part: PartitionState) -> str:
-    """The name the switch knows a partition by (a back end without names gives ``pkey_XXXX``)."""
-    return part.name or f"pkey_{part.pkey:04x}"
 
 
 def needs_both(state: BackendState) -> bool:

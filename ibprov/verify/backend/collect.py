@@ -10,34 +10,18 @@ from __future__ import annotations
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.smbackend.errors import BackendError
-from ibprov.smbackend.state import BackendState
+from ibprov.smbackend.sync import backend_state
 from ibprov.verify.backend.observation import BackendView
 from ibprov.verify.backend.plan import backend_place
 
 __all__ = ["read_backend"]
 
 
-def _read(loaded: LoadedSpec) -> BackendState:
-    sm = loaded.spec.subnet_manager
-    if sm.backend == "switch" and sm.switch is not None:
-        # lazy: only the back end the spec names (its HTTP client and parser)
-        from ibprov.smbackend.switch.backend import connect, read_switch
-
-        return read_switch(connect(sm.switch))
-    if sm.backend == "ufm" and sm.ufm is not None:
-        # lazy: only the back end the spec names (its HTTP client and parser)
-        from ibprov.smbackend.ufm.backend import connect as connect_ufm
-        from ibprov.smbackend.ufm.backend import read_ufm
-
-        return read_ufm(connect_ufm(sm.ufm))
-    raise ValueError("read_backend is for subnet_manager.backend switch or ufm")
-
-
 def read_backend(loaded: LoadedSpec) -> BackendView:
     """The back end's state as it answers now, or the located reason it did not answer."""
     kind, _backend, where = backend_place(loaded)
     try:
-        state = _read(loaded)
+        state = backend_state(loaded)
     except BackendError as exc:
         return BackendView(kind, where, None, str(loaded.source.problem(exc.path, exc.message)))
     return BackendView(kind, where, state)

@@ -18,6 +18,7 @@ from ibprov.clusterspec.topology import PlannedLink
 from ibprov.clusterspec.types import Endpoint
 from ibprov.identity.guids import GuidBook, LockFile, fmt_guid
 from ibprov.identity.partitions import plan_partitions
+from ibprov.identity.smports import PlannedSm, planned_sms
 from ibprov.pkey import PKey
 from ibprov.twinnet.limits import LinkStandIn, TwinLimits
 from ibprov.verify.fabric.observation import ObservedNode, PortRef
@@ -25,19 +26,6 @@ from ibprov.verify.fabric.observation import ObservedNode, PortRef
 __all__ = ["SWITCH_QOS_CLASSES", "Plan", "PlannedSm", "build_plan", "endpoint_name"]
 
 _TIER = {"leaf": 0, "spine": 1, "core": 2}
-
-
-@dataclass(frozen=True)
-class PlannedSm:
-    node: str  # the node, or the switch whose embedded SM it is
-    device: str | None  # the HCA; None: a switch's port 0
-    port: int
-    priority: int
-    port_guid: int | None
-
-    @property
-    def endpoint(self) -> Endpoint:
-        return Endpoint(self.node, self.device, self.port)
 
 
 def endpoint_name(end: Endpoint) -> str:
@@ -236,7 +224,7 @@ def build_plan(
         for h in n.hcas
         for p in h.ports
     }
-    sms = _planned_sms(loaded, book)
+    sms = planned_sms(loaded, book)
     partitions = plan_partitions(loaded, book)
     pkeys = partitions.pkeys(g for g in port_guids.values() if g is not None)
     return Plan(
@@ -255,21 +243,6 @@ def build_plan(
         notes=tuple(notes),
         twin=twin,
     )
-
-
-def _planned_sms(loaded: LoadedSpec, book: GuidBook) -> list[PlannedSm]:
-    """The SMs the plan names: the switch whose embedded SM runs the subnet (its port 0), else the instances
-    (host OpenSM, or the UFM server ports where UFM's own SM runs)."""
-    spec = loaded.spec
-    sm = spec.subnet_manager
-    if sm.backend == "switch" and sm.switch is not None:
-        return [PlannedSm(sm.switch.name, None, 0, sm.switch.priority, book.switch_guid(sm.switch.name))]
-    sms = []
-    for inst in sm.instances:
-        node = next(n for n in spec.nodes if n.name == inst.node)
-        device = inst.hca or node.hcas[0].device
-        sms.append(PlannedSm(inst.node, device, inst.port, inst.priority, book.port_guid(inst.node, device, inst.port)))
-    return sms
 
 
 def port_name(plan: Plan, nodes: Mapping[int, ObservedNode], ref: PortRef) -> str:

@@ -49,6 +49,7 @@ def renderings(loaded: LoadedSpec) -> tuple[BackendState, BackendState, BackendS
 
 def assert_equivalent(loaded: LoadedSpec) -> None:
     desired, opensm, switch, ufm = renderings(loaded)
+    assert sorted(desired.partitions) == sorted(p.pkey & 0x7FFF for p in loaded.spec.partitions)  # none left out
     assert opensm.partitions == desired.partitions
     assert switch.partitions == opensm.only(SWITCH_CARRIED).partitions
     if ufm is not None:
