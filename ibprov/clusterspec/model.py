@@ -46,6 +46,7 @@ from ibprov.clusterspec.types import (
     VlArbTable,
     parse_endpoint,
 )
+from ibprov.clusterspec.physical import EFFECTIVE_BER_MAX, RAW_BER_MAX, RAW_BER_WARN
 from ibprov.clusterspec.units import IPOIB_MTU_MAX, MTU_CODE, RATE_CODE, Speed, Width
 from ibprov.pkey import (
     DEFAULT_BASE,
@@ -166,6 +167,24 @@ class Hca(Strict):
     numa_node: int | None = Field(
         None, ge=0, le=1023, description="The HCA's NUMA node: perftest runs bound to it (numactl -N/-m)."
     )
+    pcie_generation: int | None = Field(
+        None,
+        ge=1,
+        le=6,
+        description="The PCIe generation the HCA must train at (verify --physical; default: the slowest that "
+        "carries the fastest planned port's rate at x16, e.g. 5 for NDR 400).",
+    )
+    pcie_width: Literal[1, 2, 4, 8, 16, 32] | None = Field(
+        None, description="The PCIe width the HCA must train at (default: the fewest lanes that carry its rate)."
+    )
+    gpu: int | None = Field(
+        None,
+        ge=0,
+        le=63,
+        description="The GPU (nvidia-smi index) this HCA serves with GPUDirect RDMA: verify --physical checks "
+        "the HCA is local to it (acceptance.physical.gpu_locality). Default: its rail's gpu (mpi.rails), or on a "
+        "rail-optimized fabric with nodes[].gpus, GPU i for rail i.",
+    )
 
     @field_validator("ports")
     @classmethod
@@ -202,6 +221,13 @@ class Node(Strict):
         return value
 
     hcas: tuple[Hca, ...] = Field((), description="Host channel adapters.")
+    gpus: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="GPUs of the node (0: none). On a rail-optimized fat tree, rail i's HCA serves GPU i "
+        "(verify --physical checks it is local to it) unless the HCA or its rail names another.",
+    )
     description: Description | None = Field(
         None,
         description=(
@@ -227,10 +253,47 @@ def _link_shorthand(value: Any) -> Any:
     return {"link": value} if isinstance(value, str) else value
 
 
+CableMedium = Literal["dac", "acc", "aoc", "transceiver", "copper", "optical"]
+CableTier = Literal[
+    "host-leaf", "host-spine", "host-core", "leaf-leaf", "leaf-spine", "leaf-core", "spine-spine", "spine-core",
+    "core-core",
+]  # fmt: skip
+
+
+class CablePlan(Strict):
+    medium: CableMedium | None = Field(
+        None,
+        description="dac (passive copper), acc (active copper), aoc (active optical cable), transceiver (optical "
+        "modules and fibre), or a family: copper (dac or acc), optical (aoc or transceiver).",
+    )
+    max_length_m: float | None = Field(
+        None, gt=0, le=10000, description="The longest cable (or, for transceivers, the least reach) accepted, in m."
+    )
+    part_numbers: tuple[Label, ...] = Field((), description="Accepted vendor part numbers (empty: any).")
+    vendors: tuple[Label, ...] = Field(
+        (), description="Accepted vendor names as the module reports them (empty: fabric.cables.vendors, or any)."
+    )
+
+
+class Cables(Strict):
+    copper_max_tier: Literal["none", "host-leaf", "leaf-spine", "spine-core"] = Field(
+        "host-leaf",
+        description="Cables up to this tier are copper, the ones above optical, where neither the link nor "
+        "tiers says (the rule of ibprov design --dac-max-tier).",
+    )
+    tiers: dict[CableTier, CablePlan] = Field(
+        default_factory=dict, description="The cable planned per tier (host-leaf, leaf-spine, leaf-leaf, ...)."
+    )
+    vendors: tuple[Label, ...] = Field(
+        (), description="Accepted cable and module vendors, as modules report them (empty: any)."
+    )
+
+
 class Link(Strict):
     link: str = Field(description="'A <-> B' where each end is SWITCH:PORT or NODE/HCA:PORT.")
     speed: Speed | None = Field(None, description="Override of the expected speed for this link.")
     width: Width | None = Field(None, description="Override of the expected width for this link.")
+    cable: CablePlan | None = Field(None, description="The cable planned for this link (overrides fabric.cables).")
 
     @field_validator("link")
     @classmethod
@@ -295,6 +358,9 @@ class Fabric(Strict):
     )
     fat_tree: FatTree | None = Field(None, description="Generate the cabling of a fat tree.")
     empty_ports: tuple[PortRef, ...] = Field((), description="Ports deliberately left without a cable.")
+    cables: Cables = Field(
+        Cables(), description="What cable each link should be (verify --physical, the cable report)."
+    )
 
 
 # --------------------------------------------------------------------------------------- stack and SM
@@ -618,6 +684,9 @@ class Rail(Strict):
             "with rail: this rail."
         ),
     )
+    gpu: int | None = Field(
+        None, ge=0, le=63, description="The GPU (nvidia-smi index) the rail's HCA serves on each node."
+    )
 
 
 class MpiFlavour(Strict):
@@ -807,7 +876,54 @@ def _rate_defaults() -> dict[ErrorCounter, float]:
     return cast("dict[ErrorCounter, float]", dict(ERROR_RATES_PER_HOUR_DEFAULT))  # its keys are ErrorCounter names
 
 
+def _raw_ber_defaults() -> dict[Speed, float]:
+    return dict(RAW_BER_MAX)
+
+
+def _raw_ber_warn_defaults() -> dict[Speed, float]:
+    return dict(RAW_BER_WARN)
+
+
+class PhysicalLimits(Strict):
+    effective_ber_max: float = Field(
+        EFFECTIVE_BER_MAX, gt=0, lt=1, description="Effective (post-FEC) and symbol BER above this fail (1e-12)."
+    )
+    raw_ber_max: dict[Speed, Annotated[float, Field(gt=0, lt=1)]] = Field(
+        default_factory=_raw_ber_defaults,
+        description="Raw (pre-FEC) BER above this fails, per speed (default 1e-5); keys you give override.",
+    )
+    raw_ber_warn: dict[Speed, Annotated[float, Field(gt=0, lt=1)]] = Field(
+        default_factory=_raw_ber_warn_defaults,
+        description="Raw BER above this is a warning, per speed (default 1e-6); keys you give override.",
+    )
+    module_temperature_margin_c: float = Field(
+        5.0,
+        ge=0,
+        le=50,
+        description="A module within this many degrees C of its own high-temperature alarm is a warning; at or "
+        "over it an error.",
+    )
+    gpu_locality: Literal["PIX", "PXB"] = Field(
+        "PXB",
+        description="The farthest PCIe path accepted between an HCA and its GPU (nvidia-smi topo -m): PIX (at most "
+        "one bridge) or PXB (bridges, no host bridge: NCCL's GPUDirect RDMA default).",
+    )
+
+    @field_validator("raw_ber_max", mode="after")
+    @classmethod
+    def _merge_raw(cls, value: dict[Speed, float]) -> dict[Speed, float]:
+        return {**RAW_BER_MAX, **value}
+
+    @field_validator("raw_ber_warn", mode="after")
+    @classmethod
+    def _merge_warn(cls, value: dict[Speed, float]) -> dict[Speed, float]:
+        return {**RAW_BER_WARN, **value}
+
+
 class Acceptance(Strict):
+    physical: PhysicalLimits = Field(
+        PhysicalLimits(), description="The physical layer's limits (verify --physical; docs/physical.md)."
+    )
     latency_us: dict[LatencyTest, Annotated[float, Field(gt=0)]] = Field(
         default_factory=_latency_defaults,
         description="Upper bound of the 2-byte average latency per test, in microseconds.",
@@ -891,7 +1007,7 @@ class Acceptance(Strict):
 
 
 # ------------------------------------------------------------------------------------------ monitoring
-VerifySection = Literal["fabric", "nodes", "routing", "scheduler", "mpi", "perf", "backend"]
+VerifySection = Literal["fabric", "nodes", "routing", "scheduler", "mpi", "perf", "backend", "physical"]
 AbsolutePath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$")]
 
 
@@ -955,6 +1071,8 @@ class ClusterSpec(Strict):
 
 __all__ = [
     "Acceptance",
+    "CablePlan",
+    "Cables",
     "Cluster",
     "ClusterSpec",
     "DefaultPartition",
@@ -970,6 +1088,7 @@ __all__ = [
     "Nccl",
     "Node",
     "Partition",
+    "PhysicalLimits",
     "Qos",
     "QosLevel",
     "QosMatchRule",

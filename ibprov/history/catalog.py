@@ -5,19 +5,22 @@ the Grafana dashboard in ``monitoring/`` may name only these (a test reads both 
 Label cardinality is bounded for a 10,000-node fabric: per-object series exist only for findings (capped at
 :data:`MAX_FINDING_SERIES`, the worst kept), port counters that moved since the previous run (capped at
 :data:`MAX_RATE_SERIES`, those over their limit first, then the fastest), and failing perftest pairs (every
-pair only while a run measured at most :data:`MAX_PAIR_SERIES`); everything else is a fabric-wide total or
-one series per check. bench/metrics_10k.py measures it.
+pair only while a run measured at most :data:`MAX_PAIR_SERIES`), and the physical layer's per-port bit error
+rates and module temperatures (capped at :data:`MAX_PHY_SERIES` per metric: the ports with a finding of that
+check first, then the worst; an effective or raw BER only where errors were counted at all); everything else
+is a fabric-wide total or one series per check. bench/metrics_10k.py measures it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CATALOG", "MAX_FINDING_SERIES", "MAX_PAIR_SERIES", "MAX_RATE_SERIES", "Metric", "metric"]
+__all__ = ["CATALOG", "MAX_FINDING_SERIES", "MAX_PAIR_SERIES", "MAX_PHY_SERIES", "MAX_RATE_SERIES", "Metric", "metric"]
 
 MAX_FINDING_SERIES = 1000  # per-finding series in one run; the rest are counted in ibprov_findings only
 MAX_RATE_SERIES = 1000  # per-port counter rate series in one run; every rate over its limit is counted
 MAX_PAIR_SERIES = 256  # perftest results per pair while a run measured at most this many; beyond, failing pairs
+MAX_PHY_SERIES = 1000  # per-port series of each physical metric (BER, temperature) in one run; the worst kept
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,39 @@ CATALOG: tuple[Metric, ...] = (
         "perftest result of one pair, status pass or missed_limit (every pair while a run measured at most "
         "MAX_PAIR_SERIES, else those that missed their limit)",
         (*_C, "test", "unit", "client", "server", "status"),
+    ),
+    Metric(
+        "ibprov_physical_ports_read",
+        "gauge",
+        "Ports whose physical layer (mstlink) verify --physical read in the last run",
+        _C,
+    ),
+    Metric(
+        "ibprov_cables_not_as_planned",
+        "gauge",
+        "Cables whose module at either end is not the plan's (medium, length, part number, vendor), all of them",
+        _C,
+    ),
+    Metric(
+        "ibprov_port_effective_ber",
+        "gauge",
+        "Effective (post-FEC) bit error rate of a port, where it counted errors (at most MAX_PHY_SERIES "
+        "series: those with a phy.ber_effective finding first, then the highest)",
+        (*_C, "port"),
+    ),
+    Metric(
+        "ibprov_port_raw_ber",
+        "gauge",
+        "Raw (pre-FEC) bit error rate of a port, where it counted errors (at most MAX_PHY_SERIES series: those "
+        "with a phy.ber_raw finding first, then the highest)",
+        (*_C, "port"),
+    ),
+    Metric(
+        "ibprov_module_temperature_celsius",
+        "gauge",
+        "Temperature of a port's cable module (at most MAX_PHY_SERIES series: those with a "
+        "phy.module_temperature finding first, then the hottest)",
+        (*_C, "port"),
     ),
 )
 

@@ -23,13 +23,29 @@ from pathlib import Path
 from typing import Any
 
 from ibprov.errors import IbprovError
-from ibprov.history.catalog import CATALOG, MAX_FINDING_SERIES, MAX_PAIR_SERIES, MAX_RATE_SERIES, metric
+from ibprov.history.catalog import (
+    CATALOG,
+    MAX_FINDING_SERIES,
+    MAX_PAIR_SERIES,
+    MAX_PHY_SERIES,
+    MAX_RATE_SERIES,
+    metric,
+)
 from ibprov.history.diff import RunDiff, ended, findings_of
 from ibprov.report.model import Severity
 
 __all__ = ["RunOutcome", "openmetrics", "run_outcome", "write_metrics"]
 
 _LINK_CHECKS = ("link.down", "link.width", "link.speed")
+# mstlink's BER when nothing was counted is 15E-255: below this, a port has no errors and no BER series
+_NO_ERRORS = 1e-100
+# per-port physical metrics: (metric, the cable report's end field, the check whose findings are written first,
+# the least value written)
+_PHY_SERIES = (
+    ("ibprov_port_effective_ber", "effective_ber", "phy.ber_effective", _NO_ERRORS),
+    ("ibprov_port_raw_ber", "raw_ber", "phy.ber_raw", _NO_ERRORS),
+    ("ibprov_module_temperature_celsius", "temperature_c", "phy.module_temperature", -math.inf),
+)
 
 
 @dataclass(frozen=True)
@@ -195,6 +211,37 @@ def _perf(s: _Samples, cluster: str, report: Mapping[str, Any]) -> None:
             s.add("ibprov_perf_pair_value", labels, float(r["value"]))
 
 
+def _physical(s: _Samples, cluster: str, report: Mapping[str, Any]) -> None:
+    """The physical section's totals, and per port (each end of the cable report that was read) its BERs and
+    module temperature: bounded, the ports with a finding of that check first, then the worst."""
+    physical = report.get("sections", {}).get("physical")
+    if physical is None:
+        return
+    facts = physical.get("facts", {})
+    rows: Sequence[Mapping[str, Any]] = facts.get("cables", [])
+    c = {"cluster": cluster}
+    s.add("ibprov_physical_ports_read", c, int(facts.get("ports_read", 0)))
+    s.add("ibprov_cables_not_as_planned", c, sum(1 for row in rows if row.get("status") == "not as planned"))
+    ends: dict[str, Mapping[str, Any]] = {}
+    for row in rows:
+        for end in row.get("ends", []):
+            if end.get("read"):
+                ends.setdefault(str(end["port"]), end)
+    flagged: dict[str, set[str]] = defaultdict(set)
+    for f in report.get("findings", []):
+        flagged[f["check"]].add(f["object"])
+    for name, key, check, least in _PHY_SERIES:
+        values = [
+            (port, float(end[key]))
+            for port, end in ends.items()
+            if isinstance(end.get(key), int | float) and end[key] > least
+        ]
+        found = flagged[check]
+        values.sort(key=lambda pv: (pv[0] not in found, -pv[1], pv[0]))
+        for port, value in values[:MAX_PHY_SERIES]:
+            s.add(name, {"cluster": cluster, "port": port}, value)
+
+
 def openmetrics(
     outcome: RunOutcome,
     report: Mapping[str, Any] | None,
@@ -204,8 +251,8 @@ def openmetrics(
     links_planned: int | None = None,
 ) -> str:
     """The metrics of a run: ``outcome`` always; ``report`` (this run's, or for a failed run the last one
-    kept) its findings, checks, fabric and perf; ``diff`` against the previous run and ``seen`` (first-seen
-    times) when there is a history; ``links_planned``: the spec's cable count."""
+    kept) its findings, checks, fabric, perf and physical layer; ``diff`` against the previous run and ``seen``
+    (first-seen times) when there is a history; ``links_planned``: the spec's cable count."""
     s = _Samples()
     c = {"cluster": outcome.cluster}
     s.add("ibprov_verify_last_run_timestamp_seconds", c, round(outcome.ended.timestamp(), 3))
@@ -216,6 +263,7 @@ def openmetrics(
         _findings(s, outcome.cluster, report, seen or {})
         _fabric(s, outcome.cluster, report, links_planned)
         _perf(s, outcome.cluster, report)
+        _physical(s, outcome.cluster, report)
     if diff is not None:
         _diff(s, outcome.cluster, diff)
     return _text(s)

@@ -22,15 +22,19 @@ from ibprov.report.model import (
     Finding,
     HasCharts,
     HasMatrices,
+    HasTables,
     Matrix,
     Report,
     SectionReport,
     Severity,
+    Table,
 )
 
 __all__ = ["to_html"]
 
 _CSS = """
+table.cables td{font-size:12px;white-space:nowrap}table.cables tr.fail td{background:#fdecea;font-weight:400}
+table.cables tr.skipped td{color:#667085}table.cables tr.pass td{font-weight:400;color:#1b1f24}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
 header{padding:18px 28px;color:#fff}
 header.pass{background:#1f7a3a;color:#fff}header.fail{background:#b42318;color:#fff}
@@ -286,6 +290,29 @@ def _charts(section: SectionReport) -> str:
     return "".join(_chart(c) for c in facts.charts() if c.bars) if isinstance(facts, HasCharts) else ""
 
 
+_SHOWN_ROWS = 2000  # rows of a table the page shows; the whole table is in report.json and the CSV
+
+
+def _table(table: Table) -> str:
+    head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
+    rows = []
+    for i, row in enumerate(table.rows[:_SHOWN_ROWS]):
+        status = table.status[i] if i < len(table.status) else ""
+        rows.append(f'<tr class="{_e(status)}">' + "".join(f"<td>{_e(cell)}</td>" for cell in row) + "</tr>")
+    more = len(table.rows) - _SHOWN_ROWS
+    tail = f'<p class="legend">and {more} more rows: ibprov report cables writes them all</p>' if more > 0 else ""
+    return (
+        f"<h3>{_e(table.title)}</h3>"
+        f'<table class="cables" data-table="{_e(table.title)}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{tail}"
+    )
+
+
+def _tables(section: SectionReport) -> str:
+    facts = section.facts
+    return "".join(_table(t) for t in facts.tables()) if isinstance(facts, HasTables) else ""
+
+
 def _section(section: SectionReport, first_seen: Mapping[tuple[str, str], str]) -> str:
     facts = "; ".join(section.facts.lines())
     notes = "".join(f"<li>{_e(n)}</li>" for n in section.notes)
@@ -302,6 +329,7 @@ def _section(section: SectionReport, first_seen: Mapping[tuple[str, str], str]) 
         + _findings_table(section.findings, first_seen)
         + _matrices(section)
         + _charts(section)
+        + _tables(section)
         + '<h3>Checks</h3><table class="checks"><thead><tr><th>Check</th><th>Passes when</th><th>Result</th>'
         f"<th>Objects</th></tr></thead><tbody>{checks}</tbody></table></section>"
     )

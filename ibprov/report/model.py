@@ -27,12 +27,14 @@ __all__ = [
     "Finding",
     "HasCharts",
     "HasMatrices",
+    "HasTables",
     "Matrix",
     "NodeAction",
     "Report",
     "SectionFacts",
     "SectionReport",
     "Severity",
+    "Table",
     "utc_now_text",
     "utc_text",
 ]
@@ -176,6 +178,25 @@ class HasCharts(Protocol):
     """Facts with distributions to draw (routing): the HTML report draws each chart."""
 
     def charts(self) -> list[BarChart]: ...
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of text under named columns (the cable report: every link planned against found), as the HTML
+    report shows them and ``ibprov report cables`` writes them as CSV; ``status`` (one per row: "pass",
+    "fail" or "skipped") colours a row."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    status: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class HasTables(Protocol):
+    """Facts with a table to show (physical: the cable report)."""
+
+    def tables(self) -> list[Table]: ...
 
 
 class SectionFacts(Protocol):

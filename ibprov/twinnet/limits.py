@@ -43,6 +43,7 @@ from ibprov.errors import IbprovError
 __all__ = [
     "LIMITS_FILE",
     "MAX_CLIENTS",
+    "NO_PHYSICAL_LAYER",
     "SIMULATOR",
     "LinkStandIn",
     "TwinLimits",
@@ -62,8 +63,15 @@ SIM_SPEEDS: frozenset[Speed] = frozenset(_ORDER[:6])
 WIDTH_STAND_IN: Mapping[Width, Width] = {}  # measured: ibsim runs 1x, 2x, 4x, 8x and 12x
 
 
+NO_PHYSICAL_LAYER = (
+    "no physical layer: the simulator has no SerDes, FEC, cable modules, PCIe or GPUs, so bit error rates, "
+    "cables and optics, PCIe links and GPU locality (verify --physical) cannot be shown and are skipped"
+)
+
+
 def _always(simulator: str) -> tuple[str, ...]:
     return (
+        NO_PHYSICAL_LAYER,
         "no RDMA data path: the twin simulates management datagrams only, so RDMA (perftest) tests are skipped",
         "no InfiniBand kernel: no verbs device and no IPoIB interface; IPoIB is judged on its files and units",
         f"{simulator} serves at most {MAX_CLIENTS} client processes at once (each OpenSM and diag holds one)",
@@ -141,6 +149,7 @@ class TwinLimits:
     judged_on_files: tuple[str, ...] = ("memlock", "ipoib")
     # not shown at all: libumad2sim's simulated HCA reports firmware "1" whatever the plan names
     unseen: tuple[str, ...] = ("firmware",)
+    physical: str = NO_PHYSICAL_LAYER  # why the physical layer is not judged on the twin (verify --physical)
 
     def stand_in(self, a: Endpoint | str, b: Endpoint | str) -> LinkStandIn | None:
         return self._index.get(link_key(a, b))
@@ -174,6 +183,7 @@ class TwinLimits:
             "device_name": self.device_name,
             "judged_on_files": list(self.judged_on_files),
             "unseen": list(self.unseen),
+            "physical": self.physical,
             "links": [
                 {
                     "ends": list(s.ends),
@@ -211,6 +221,7 @@ class TwinLimits:
             device_name=str(data.get("device_name", DEVICE_NAME)),
             judged_on_files=tuple(data.get("judged_on_files", ("memlock", "ipoib"))),
             unseen=tuple(data.get("unseen", ("firmware",))),
+            physical=str(data.get("physical", NO_PHYSICAL_LAYER)),
         )
 
 

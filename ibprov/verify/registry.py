@@ -146,6 +146,14 @@ SECTIONS: tuple[SectionInfo, ...] = (
         default=False,
     ),
     SectionInfo(
+        "physical",
+        "The physical layer against the plan (mstlink/mlxlink, sysfs, nvidia-smi): effective and raw BER, link "
+        "error rates, cables and optics, PCIe links, GPU locality, NUMA, firmware; the cable report.",
+        "ibprov.verify.physical.section",
+        frozenset({"inventory", "via", "twin_limits", "target"}),
+        default=False,
+    ),
+    SectionInfo(
         "backend",
         "The SM back end's own view (switch or UFM; contract-tested, not run against the product): every planned "
         "partition held as planned, none the spec does not name, the switch's SM on with its priority.",

@@ -4,7 +4,9 @@ builds under tmp_path, and its drain decisions against a Slurm test double (test
 The trees hold the kernel's sysfs formats (drivers/infiniband/core/sysfs.c, as ibstatus prints them):
 ``ports/N/state`` "4: ACTIVE", ``phys_state`` "5: LinkUp", ``rate`` "200 Gb/sec (4X HDR)" (data rates: FDR
 "56 Gb/sec (4X FDR)", SDR "2.5 Gb/sec (1X SDR)"), ``pkeys/<index>`` "0x8010" (one entry per file, empty entries
-"0x0000"). They are no capture of a real host.
+"0x0000"), and the HCA's PCIe link under ``device/`` (the PCI function sysfs links there):
+``current_link_speed`` "16.0 GT/s PCIe" (kernels up to 5.6: "16 GT/s"; "Unknown" without a link),
+``current_link_width`` "8". They are no capture of a real host.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 from role_code import ROLES, load
 
 from ibprov import pkey as ibprov_pkey
+from ibprov.clusterspec import physical
 from ibprov.clusterspec.units import LANE_DATA_GBPS
 from ibprov.probes.hostprobe import parse_rate
 from ibprov.probes.slurm import REASON_PREFIX
@@ -52,6 +55,17 @@ def make_port(
     return base
 
 
+def make_pcie(
+    root: Path, device: str = "mlx5_0", speed: str | None = "32.0 GT/s PCIe", width: str | None = "16"
+) -> None:
+    """The HCA's PCIe link as sysfs shows it under <root>/<device>/device/ (None: the file is missing)."""
+    base = root / device / "device"
+    base.mkdir(parents=True, exist_ok=True)
+    for name, text in (("current_link_speed", speed), ("current_link_width", width)):
+        if text is not None:
+            (base / name).write_text(text + "\n")
+
+
 def config(root: Path, **ports: Any) -> dict[str, Any]:
     want = {"device": "mlx5_0", "port": 1, "rate_gbps": 200.0, "pkeys": ["0xffff", "0x8010"], **ports}
     return {"sysfs_root": str(root), "ports": [want], "memlock": None, "drain": True, "reason_prefix": PREFIX}
@@ -66,6 +80,21 @@ def test_the_script_has_ibprovs_pkey_constants_and_lane_rates() -> None:
     for name in ("FULL_MEMBER_BIT", "BASE_MASK", "MAX_WIRE"):
         assert getattr(hc, name) == getattr(ibprov_pkey, name)
     assert {str(speed): rate for speed, rate in LANE_DATA_GBPS.items()} == hc.LANE_DATA_GBPS
+
+
+def test_the_script_has_ibprovs_pcie_table() -> None:
+    assert hc.PCIE_GT_S == physical.PCIE_GT_S
+    assert {gen: hc.pcie_gbps(gen, 1) for gen in hc.PCIE_GT_S} == {
+        gen: physical.lane_gbps(gen) for gen in physical.PCIE_GT_S
+    }
+    assert {gen: hc.pcie_generation(f"{rate} GT/s") for gen, rate in hc.PCIE_GT_S.items()} == {
+        gen: physical.pcie_generation(rate) for gen, rate in physical.PCIE_GT_S.items()
+    }
+    for gen in physical.PCIE_GT_S:
+        for width in physical.PCIE_WIDTHS:
+            link = physical.PcieLink(gen, width)
+            for rate in (link.gbps * 0.99, link.gbps, link.gbps * 1.004, link.gbps * 1.006):
+                assert (link.gbps * hc.PCIE_TOLERANCE >= rate) == link.carries(rate), (link, rate)
 
 
 @pytest.mark.parametrize(
@@ -156,6 +185,76 @@ def test_a_missing_device_port_and_sysfs_are_clear_problems(tmp_path: Path) -> N
     ]
     gone = tmp_path / "nothing"
     assert texts(hc.check(config(gone))) == [f"mlx5_0 port 1: no {gone} (no InfiniBand driver loaded?)"]
+
+
+# ------------------------------------------------------------------------------------- PCIe
+def test_a_narrowed_pcie_link_under_an_ndr_plan_is_a_problem_with_the_numbers(tmp_path: Path) -> None:
+    make_port(tmp_path, rate="400 Gb/sec (4X NDR)")
+    make_pcie(tmp_path, speed="16.0 GT/s PCIe", width="8")
+    problems = hc.check(config(tmp_path, rate_gbps=400.0))
+    assert texts(problems) == ["mlx5_0: PCIe Gen4 x8 = 126 Gb/s usable < 400 Gb/s planned"]
+    assert hc.reason_for(PREFIX, problems) == f"{PREFIX} mlx5_0 PCIe Gen4 x8"
+
+
+def test_gen5_x16_carries_ndr_400(tmp_path: Path) -> None:
+    make_port(tmp_path, rate="400 Gb/sec (4X NDR)")
+    make_pcie(tmp_path, speed="32.0 GT/s PCIe", width="16")
+    assert hc.check(config(tmp_path, rate_gbps=400.0)) == []
+
+
+@pytest.mark.parametrize("speed", ["16.0 GT/s PCIe", "16 GT/s"])
+def test_both_sysfs_speed_formats_are_read(tmp_path: Path, speed: str) -> None:
+    make_port(tmp_path)
+    make_pcie(tmp_path, speed=speed, width="16")
+    assert hc.check(config(tmp_path)) == []  # Gen4 x16 = 252 Gb/s carries HDR 200
+    assert texts(hc.check(config(tmp_path, rate_gbps=400.0)))[-1] == (
+        "mlx5_0: PCIe Gen4 x16 = 252 Gb/s usable < 400 Gb/s planned"
+    )
+
+
+@pytest.mark.parametrize(
+    ("speed", "width"),
+    [(None, None), (None, "8"), ("8.0 GT/s PCIe", None), ("Unknown", "8"), ("Unknown speed", "16"), ("2.5 GT/s", "0")],
+)
+def test_missing_pcie_files_or_an_unknown_speed_pass_silently(
+    tmp_path: Path, speed: str | None, width: str | None
+) -> None:
+    make_port(tmp_path, rate="400 Gb/sec (4X NDR)")
+    make_pcie(tmp_path, speed=speed, width=width)
+    assert hc.check(config(tmp_path, rate_gbps=400.0)) == []
+
+
+def test_an_mlx4_host_without_pcie_files_passes_silently(tmp_path: Path) -> None:
+    make_port(tmp_path, "mlx4_0", rate="56 Gb/sec (4X FDR)")
+    assert hc.check(config(tmp_path, device="mlx4_0", rate_gbps=54.56)) == []
+
+
+def test_a_dual_port_card_is_judged_once_against_its_fastest_port(tmp_path: Path) -> None:
+    make_port(tmp_path)
+    make_port(tmp_path, port=2, rate="100 Gb/sec (4X EDR)")
+    make_pcie(tmp_path, speed="8.0 GT/s PCIe", width="16")  # Gen3 x16 = 126: EDR yes, HDR no
+    cfg = config(tmp_path)
+    cfg["ports"].append({"device": "mlx5_0", "port": 2, "rate_gbps": 100.0})
+    assert texts(hc.check(cfg)) == ["mlx5_0: PCIe Gen3 x16 = 126 Gb/s usable < 200 Gb/s planned"]
+
+
+def test_a_port_without_a_planned_rate_has_no_pcie_check(tmp_path: Path) -> None:
+    make_port(tmp_path)
+    make_pcie(tmp_path, speed="2.5 GT/s PCIe", width="1")
+    cfg = config(tmp_path)
+    del cfg["ports"][0]["rate_gbps"]
+    assert hc.check(cfg) == []
+
+
+def test_the_pcie_check_runs_no_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_a: Any, **_k: Any) -> None:
+        raise AssertionError("the health check ran a command")
+
+    monkeypatch.setattr(hc.subprocess, "run", refuse)
+    monkeypatch.setattr(hc.subprocess, "Popen", refuse)
+    make_port(tmp_path)
+    make_pcie(tmp_path, speed="16.0 GT/s PCIe", width="4")
+    assert texts(hc.check(config(tmp_path))) == ["mlx5_0: PCIe Gen4 x4 = 63 Gb/s usable < 200 Gb/s planned"]
 
 
 # ------------------------------------------------------------------------------------- memlock

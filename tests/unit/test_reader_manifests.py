@@ -29,6 +29,9 @@ READERS = {
     "iperf3",
     "mpi4py_bench",
     "hostprobe",
+    "mstlink",
+    "pcie",
+    "gputopo",
 }
 
 

@@ -9,6 +9,9 @@ Checks, for every expected port, under the sysfs root (/sys/class/infiniband):
   ports/N/phys_state  "5: LinkUp"
   ports/N/rate        "200 Gb/sec (4X HDR)": the data rate of that width and speed >= the expected rate
   ports/N/pkeys/*     "0x8010": every expected P_Key, by its 15-bit partition key and its full-member bit
+  device/current_link_speed, current_link_width   "16.0 GT/s PCIe" (or "16 GT/s"), "8": the HCA's PCIe link
+                      carries its fastest expected port's rate (GT/s x encoding efficiency x width); missing
+                      files (mlx4) or an "Unknown" speed are no problem: nothing is guessed
 and the locked-memory limit a job gets: slurmd's (its children, jobs and this program alike, inherit it),
 read from /proc/<slurmd>/limits; without a running slurmd, this process's own limit.
 
@@ -64,6 +67,12 @@ LANE_DATA_GBPS = {
     "NDR": 100.0,
     "XDR": 200.0,
 }
+# PCIe per-lane transfer rate (GT/s) and encoding efficiency (8b/10b for Gen1-2, 128b/130b for Gen3-5, 242B/256B
+# FLIT for Gen6) and the 0.5 % tolerance of ibprov.clusterspec.physical's PcieLink (the same test proves it).
+PCIE_GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+PCIE_EFFICIENCY = {1: 0.8, 2: 0.8, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
+PCIE_TOLERANCE = 1.005
+_GT_S = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*GT/s")
 _RATE = re.compile(r"^\s*([0-9.]+)\s*Gb/sec(?:\s*\((\d+)X\s+([A-Z0-9]+)\))?", re.IGNORECASE)
 _LIMIT = re.compile(r"^Max locked memory\s+(\S+)\s+(\S+)\s+(\S+)", re.MULTILINE)
 # sinfo's state flags of a node in transition (reboot requested or issued, powering up or down, powered off):
@@ -212,6 +221,55 @@ def check_port(root: str, spec: dict[str, Any]) -> list[Problem]:
     return out
 
 
+def pcie_generation(text: str | None) -> int | None:
+    """A sysfs current_link_speed ("16.0 GT/s PCIe", older kernels "16 GT/s") -> 4; None for "Unknown", an
+    empty or missing file, or a rate no generation has."""
+    m = _GT_S.search(text or "")
+    if m is None:
+        return None
+    gt_s = float(m.group(1))
+    return next((gen for gen, rate in PCIE_GT_S.items() if abs(rate - gt_s) < 0.01), None)
+
+
+def pcie_width(text: str | None) -> int | None:
+    """A sysfs current_link_width ("8", or "x8") -> 8; None for 0 (no link), empty or missing."""
+    value = (text or "").strip().lstrip("xX")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def pcie_gbps(generation: int, width: int) -> float:
+    """Usable Gb/s of a PCIe link (Gen4 x8 -> 126.03)."""
+    return PCIE_GT_S[generation] * PCIE_EFFICIENCY[generation] * width
+
+
+def check_pcie(root: str, specs: list[dict[str, Any]]) -> list[Problem]:
+    """Each expected device's PCIe link (sysfs <root>/<device>/device/current_link_*) must carry its fastest
+    expected port's rate (a dual-port card carries one port at its full rate, as ibprov verify --physical
+    judges it). Missing files or an unknown speed: nothing said."""
+    need: dict[str, float] = {}
+    for spec in specs:
+        rate = spec.get("rate_gbps")
+        if rate is not None:
+            device = str(spec["device"])
+            need[device] = max(need.get(device, 0.0), float(rate))
+    out = []
+    for device, rate in need.items():
+        base = os.path.join(root, device, "device")
+        generation = pcie_generation(_read(os.path.join(base, "current_link_speed")))
+        width = pcie_width(_read(os.path.join(base, "current_link_width")))
+        if generation is None or width is None:
+            continue
+        usable = pcie_gbps(generation, width)
+        if usable * PCIE_TOLERANCE < rate:
+            out.append(
+                Problem(
+                    f"{device}: PCIe Gen{generation} x{width} = {usable:.0f} Gb/s usable < {rate:g} Gb/s planned",
+                    f"{device} PCIe Gen{generation} x{width}",
+                )
+            )
+    return out
+
+
 def _comm(proc: str, pid: str) -> str:
     return _read(os.path.join(proc, pid, "comm")) or ""
 
@@ -271,8 +329,10 @@ def check_memlock(expected: Any, proc: str = PROC_ROOT) -> list[Problem]:
 def check(config: dict[str, Any], proc: str = PROC_ROOT) -> list[Problem]:
     root = str(config.get("sysfs_root") or SYSFS_ROOT)
     out: list[Problem] = []
-    for spec in config.get("ports") or []:
+    specs = config.get("ports") or []
+    for spec in specs:
         out += check_port(root, spec)
+    out += check_pcie(root, specs)
     out += check_memlock(config.get("memlock"), proc)
     return out
 

@@ -148,6 +148,73 @@ def perf_section(
     )
 
 
+PHYSICAL_CHECKS = ("phy.ber_effective", "phy.ber_raw", "phy.module_temperature")
+NO_ERRORS = 15e-255  # mstlink's BER when it counted no error
+
+
+def cable_end(
+    port: str,
+    *,
+    effective_ber: float | None = NO_ERRORS,
+    raw_ber: float | None = NO_ERRORS,
+    temperature_c: float | None = 40.0,
+    read: bool = True,
+) -> dict[str, Any]:
+    """One end of a cable report row (verify --physical's facts), as report.json holds it."""
+    module = {
+        "medium": "aoc",
+        "cable_type": "Active optical cable",
+        "technology": "850 nm VCSEL",
+        "length_m": 10.0,
+        "vendor": "NVIDIA",
+        "part_number": "MFS1S00-H010V",
+        "serial": "MT2218X00001",
+        "temperature_c": temperature_c,
+        "effective_ber": effective_ber,
+        "raw_ber": raw_ber,
+    }
+    return {"port": port, "read": read, "why": "" if read else "the host did not answer"} | {
+        key: value if read else None for key, value in module.items()
+    }
+
+
+def cable_row(a: Mapping[str, Any], b: Mapping[str, Any], status: str = "as planned") -> dict[str, Any]:
+    planned = {"medium": "aoc", "max_length_m": None, "part_numbers": [], "vendors": [], "from": "spec",
+               "speed": "HDR", "width": "4x"}  # fmt: skip
+    differences = [f"{a['port']}: 30 m > 10 m"] if status == "not as planned" else []
+    return {
+        "link": f"{a['port']} <-> {b['port']}",
+        "tier": "host-leaf",
+        "planned": planned,
+        "ends": [dict(a), dict(b)],
+        "status": status,
+        "differences": differences,
+    }
+
+
+def physical_section(
+    hours: float,
+    findings: Sequence[Finding] = (),
+    *,
+    cables: Sequence[Mapping[str, Any]] = (),
+    ports_read: int | None = None,
+) -> SectionReport:
+    """verify --physical's section: its facts the cable report ``cables`` (ports_read: the ends read, unless
+    given)."""
+    ends = [e for row in cables for e in row["ends"]]
+    facts = {
+        "ports_planned": len(ends),
+        "ports_read": sum(1 for e in ends if e["read"]) if ports_read is None else ports_read,
+        "hcas_planned": 0,
+        "hcas_read": 0,
+        "cables": list(cables),
+    }
+    return SectionReport(
+        "physical", "Physical layer", "each host", iso(when(hours)), 20.0, _checks(PHYSICAL_CHECKS, findings),
+        DictFacts(facts),
+    )  # fmt: skip
+
+
 def report_of(*sections: SectionReport, cluster: str = "rack1") -> Report:
     return Report.from_sections(cluster=cluster, spec=str(RACK), sections=sections)
 

@@ -7,27 +7,33 @@ from __future__ import annotations
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from historykit import (
+    NO_ERRORS,
     SM02,
+    cable_end,
+    cable_row,
     fabric_run,
     fabric_section,
     finding,
     pair_result,
     parse_metrics,
     perf_section,
+    physical_section,
     run,
     valid,
     when,
 )
 
 from ibprov.errors import IbprovError
-from ibprov.history.catalog import CATALOG, MAX_FINDING_SERIES, MAX_PAIR_SERIES, MAX_RATE_SERIES
+from ibprov.history.catalog import CATALOG, MAX_FINDING_SERIES, MAX_PAIR_SERIES, MAX_PHY_SERIES, MAX_RATE_SERIES
 from ibprov.history.diff import diff_runs, ended, first_seen
 from ibprov.history.keep import failed_run
 from ibprov.history.metrics import RunOutcome, openmetrics, run_outcome, write_metrics
 from ibprov.history.store import History
+from ibprov.report.model import Finding
 
 P1 = "node01 mlx5_0 port 1"
 P2 = "leaf01 port 2"
@@ -235,6 +241,101 @@ def test_perf_values_are_the_min_median_and_max_of_the_measured_pairs() -> None:
     parsed = parse_metrics(_perf_text(results))
     stats = {s.labels["stat"]: s.value for s in parsed.of("ibprov_perf_value", test="ib_write_bw 8MiB", unit="Gb/s")}
     assert stats == {"min": 100.0, "median": 135.0, "max": 190.0}
+
+
+# ------------------------------------------------------------------------------------------------ physical layer
+PHY_PORT_METRICS = ("ibprov_port_effective_ber", "ibprov_port_raw_ber", "ibprov_module_temperature_celsius")
+H1, H2, H3 = (f"node0{i} mlx5_0 port 1" for i in (1, 2, 3))
+L1, L2, L3 = (f"leaf01 port {i}" for i in (1, 2, 3))
+
+
+def _physical_text(*findings: Finding, cables: list[dict[str, Any]]) -> str:
+    data = run(physical_section(0, findings, cables=cables))
+    return openmetrics(run_outcome(data), data)
+
+
+def test_the_physical_section_writes_its_totals_and_each_ports_values() -> None:
+    cables = [
+        cable_row(cable_end(H1, effective_ber=2e-13, raw_ber=3e-9, temperature_c=61.0), cable_end(L1, raw_ber=1e-10)),
+        cable_row(cable_end(H2), cable_end(L2, temperature_c=38.5), status="not as planned"),
+        cable_row(cable_end(H3, read=False), cable_end(L3, read=False), status="not read"),
+    ]
+    data = valid(run(physical_section(0, cables=cables)))
+    parsed = parse_metrics(openmetrics(run_outcome(data), data))
+    catalog = {m.name: m for m in CATALOG}
+    for sample in parsed.samples:
+        assert set(sample.labels) == set(catalog[sample.name].labels), sample
+    assert parsed.value("ibprov_physical_ports_read") == 4
+    assert parsed.value("ibprov_cables_not_as_planned") == 1
+    assert {s.labels["port"]: s.value for s in parsed.of("ibprov_port_effective_ber")} == {H1: 2e-13}
+    assert {s.labels["port"]: s.value for s in parsed.of("ibprov_port_raw_ber")} == {H1: 3e-9, L1: 1e-10}
+    assert {s.labels["port"]: s.value for s in parsed.of("ibprov_module_temperature_celsius")} == {
+        H1: 61.0,
+        L1: 40.0,
+        H2: 40.0,
+        L2: 38.5,
+    }
+
+
+def test_ports_that_counted_no_bit_error_have_no_ber_series() -> None:
+    cables = [cable_row(cable_end(f"node{i:04d} mlx5_0 port 1"), cable_end(f"leaf01 port {i}")) for i in range(50)]
+    parsed = parse_metrics(_physical_text(cables=cables))
+    assert parsed.of("ibprov_port_effective_ber") == []
+    assert parsed.of("ibprov_port_raw_ber") == []
+    assert len(parsed.of("ibprov_module_temperature_celsius")) == 100
+    assert parsed.value("ibprov_physical_ports_read") == 100
+
+
+def test_a_10000_port_physical_section_writes_at_most_the_cap_per_metric_the_worst_kept() -> None:
+    cables = [
+        cable_row(
+            cable_end(f"node{i:05d} mlx5_0 port 1", effective_ber=(i + 1) * 1e-15, raw_ber=(i + 1) * 1e-10,
+                      temperature_c=30 + i / 1000),
+            cable_end(f"leaf{i // 40:03d} port {i % 40 + 1}", effective_ber=NO_ERRORS, raw_ber=1e-12,
+                      temperature_c=25.0),
+            status="not as planned" if i % 100 == 0 else "as planned",
+        )
+        for i in range(5000)
+    ]  # fmt: skip
+    parsed = parse_metrics(_physical_text(cables=cables))
+    worst = {f"node{i:05d} mlx5_0 port 1" for i in range(5000 - MAX_PHY_SERIES, 5000)}
+    for name in PHY_PORT_METRICS:
+        series = parsed.of(name)
+        assert len(series) == MAX_PHY_SERIES, name
+        assert {s.labels["port"] for s in series} == worst, name
+    assert parsed.value("ibprov_physical_ports_read") == 10000
+    assert parsed.value("ibprov_cables_not_as_planned") == 50
+
+
+def test_past_the_cap_ports_with_a_finding_keep_their_series_before_worse_ones() -> None:
+    # a module whose own alarm is low: 45 C is a finding, while 1,000 others run hotter without one
+    cables = [
+        cable_row(
+            cable_end(f"node{i:04d} mlx5_0 port 1", temperature_c=60.0, raw_ber=1e-6), cable_end(f"leaf port {i}")
+        )
+        for i in range(MAX_PHY_SERIES)
+    ]
+    cables.append(cable_row(cable_end(H1, temperature_c=45.0, raw_ber=2e-7), cable_end(L1)))
+    text = _physical_text(
+        finding("phy.module_temperature", H1, "warning"), finding("phy.ber_raw", H1, "warning"), cables=cables
+    )
+    parsed = parse_metrics(text)
+    for name, value in (("ibprov_module_temperature_celsius", 45.0), ("ibprov_port_raw_ber", 2e-7)):
+        assert len(parsed.of(name)) == MAX_PHY_SERIES, name
+        assert parsed.value(name, port=H1) == value, name
+
+
+def test_a_physical_section_read_nowhere_writes_its_totals_only() -> None:
+    cables = [cable_row(cable_end(H1, read=False), cable_end(L1, read=False), status="not read")]
+    parsed = parse_metrics(_physical_text(cables=cables))
+    assert {s.name for s in parsed.samples} >= {"ibprov_physical_ports_read", "ibprov_cables_not_as_planned"}
+    assert [s for s in parsed.samples if s.name in PHY_PORT_METRICS] == []
+    assert parsed.value("ibprov_physical_ports_read") == 0
+
+
+def test_a_run_without_a_physical_section_has_no_physical_metrics() -> None:
+    names = {s.name for s in parse_metrics(full_text()).samples}
+    assert names.isdisjoint({*PHY_PORT_METRICS, "ibprov_physical_ports_read", "ibprov_cables_not_as_planned"})
 
 
 def test_a_run_without_history_has_no_comparison_or_first_seen_series() -> None:

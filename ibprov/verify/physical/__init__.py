@@ -1,0 +1,1 @@
+"""verify --physical: bit error rates, cables and optics, PCIe links and GPU locality against the plan."""

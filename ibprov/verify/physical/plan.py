@@ -1,0 +1,226 @@
+"""What ``verify --physical`` compares with: every planned cable with the cable it should be, every HCA port
+with its rate and BER limits, every HCA with the PCIe link it needs and the GPU it serves, every switch port
+with a planned cable.
+
+Where the spec says nothing of a cable, the rule of ``ibprov design`` decides its family: tiers up to
+``fabric.cables.copper_max_tier`` (default host-leaf) copper, the ones above optical. The PCIe link an HCA
+needs is derived from the fastest planned rate of its ports (:func:`~ibprov.clusterspec.physical.needed_pcie`),
+unless the spec sets ``pcie_generation``/``pcie_width``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.model import CablePlan, ClusterSpec, Node, PhysicalLimits
+from ibprov.clusterspec.physical import CABLE_TIERS, MEDIA, PcieLink, cable_tier, needed_pcie, tier_rank
+from ibprov.clusterspec.rails import Rails
+from ibprov.clusterspec.types import NON_HOST_GROUPS, Endpoint
+from ibprov.clusterspec.units import Speed, Width, data_rate_gbps
+from ibprov.twinnet.limits import TwinLimits
+
+__all__ = ["PhysicalPlan", "PlannedCable", "PlannedHca", "PlannedPort", "build_physical_plan", "port_name"]
+
+
+def port_name(end: Endpoint) -> str:
+    """The object a port is in the report: ``node01 mlx5_0 port 1`` (an HCA), ``leaf01 port 33`` (a switch)."""
+    return f"{end.device} {end.hca} port {end.port}" if end.hca else f"{end.device} port {end.port}"
+
+
+@dataclass(frozen=True)
+class PlannedCable:
+    link: str  # "leaf01:1 <-> node01/mlx5_0:1", as the spec writes it
+    a: Endpoint
+    b: Endpoint
+    tier: str  # host-leaf, leaf-spine, leaf-leaf ...
+    speed: Speed
+    width: Width
+    medium: str | None  # dac, acc, aoc, transceiver, copper, optical; None: not planned
+    medium_from: str  # where the plan's medium comes from, for the finding
+    max_length_m: float | None = None
+    part_numbers: tuple[str, ...] = ()
+    vendors: tuple[str, ...] = ()
+
+    @property
+    def ends(self) -> tuple[Endpoint, Endpoint]:
+        return self.a, self.b
+
+    def planned_text(self) -> str:
+        parts = [MEDIA.get(self.medium or "", "any medium")]
+        if self.max_length_m is not None:
+            parts.append(f"reach >= {self.max_length_m:g} m" if self.medium == "transceiver" else f"<= {self.max_length_m:g} m")
+        if self.part_numbers:
+            parts.append("part " + " or ".join(self.part_numbers))
+        if self.vendors:
+            parts.append("vendor " + " or ".join(self.vendors))
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class PlannedPort:
+    """A port with a planned cable whose physical layer is read: an HCA port (on its host) or a switch port
+    (in-band from the --via host)."""
+
+    end: Endpoint
+    speed: Speed
+    width: Width
+    cable: PlannedCable
+
+    @property
+    def name(self) -> str:
+        return port_name(self.end)
+
+    @property
+    def host(self) -> str | None:
+        return self.end.device if self.end.hca else None
+
+    @property
+    def rate_text(self) -> str:
+        return f"{self.speed} {self.width} ({data_rate_gbps(self.speed, self.width):g} Gb/s)"
+
+
+@dataclass(frozen=True)
+class PlannedHca:
+    host: str
+    device: str
+    rate_gbps: float  # its fastest planned port's data rate
+    rate_text: str  # "NDR 4x (400 Gb/s)"
+    need: PcieLink  # the link it must train at (at least)
+    need_from: str  # "derived from NDR 4x (400 Gb/s)" or "nodes[3].hcas[0].pcie_generation"
+    explicit: bool  # the spec names the generation or the width: both are required as written
+    gpu: int | None = None  # the GPU it serves (GPUDirect RDMA)
+    gpu_from: str = ""
+    numa_node: int | None = None  # the spec's numa_node
+
+    @property
+    def name(self) -> str:
+        return f"{self.host} {self.device}"
+
+
+@dataclass(frozen=True)
+class PhysicalPlan:
+    cluster: str
+    hosts: tuple[str, ...]
+    hcas: tuple[PlannedHca, ...]
+    host_ports: tuple[PlannedPort, ...]
+    switch_ports: tuple[PlannedPort, ...]
+    cables: tuple[PlannedCable, ...]
+    limits: PhysicalLimits
+    rates_per_hour: Mapping[str, float] = field(default_factory=dict)  # acceptance.error_rates_per_hour
+    switch_descriptions: Mapping[str, str] = field(default_factory=dict)  # switch -> its NodeDescription
+    twin: str | None = None  # the fabric is the twin: why nothing physical is judged
+
+    @property
+    def ports(self) -> tuple[PlannedPort, ...]:
+        return self.host_ports + self.switch_ports
+
+
+def _cable_plan(spec: ClusterSpec, tier: str, explicit: CablePlan | None, source: str) -> dict[str, object]:
+    cables = spec.fabric.cables
+    by_tier = cables.tiers.get(tier)  # type: ignore[call-overload]
+    medium, medium_from = None, ""
+    for plan, where in ((explicit, source), (by_tier, f"fabric.cables.tiers.{tier}")):
+        if plan is not None and plan.medium is not None:
+            medium, medium_from = plan.medium, where
+            break
+    if medium is None:
+        cut = ("none", *CABLE_TIERS).index(cables.copper_max_tier)
+        copper = tier_rank(tier) <= cut
+        medium = "copper" if copper else "optical"
+        medium_from = f"fabric.cables.copper_max_tier {cables.copper_max_tier} (ibprov design's rule)"
+
+    def pick(name: str) -> object:
+        for plan in (explicit, by_tier):
+            value = getattr(plan, name) if plan is not None else None
+            if value:
+                return value
+        return None
+
+    return {
+        "medium": medium,
+        "medium_from": medium_from,
+        "max_length_m": pick("max_length_m"),
+        "part_numbers": tuple(pick("part_numbers") or ()),  # type: ignore[call-overload]
+        "vendors": tuple(pick("vendors") or cables.vendors),  # type: ignore[call-overload]
+    }
+
+
+def _gpus(spec: ClusterSpec, node: Node, rails: Rails, rail_optimized: bool) -> dict[tuple[str, int], tuple[int, str]]:
+    """(device, port) -> (the GPU it serves, where that comes from)."""
+    out: dict[tuple[str, int], tuple[int, str]] = {}
+    for r, end in enumerate(rails.ports(node)):
+        if end is None or end.hca is None:
+            continue
+        if rails.named and spec.mpi.rails[r].gpu is not None:
+            out[(end.hca, end.port)] = (spec.mpi.rails[r].gpu, f"mpi.rails[{r}].gpu")  # type: ignore[assignment]
+        elif rail_optimized and node.gpus and r < node.gpus:
+            out[(end.hca, end.port)] = (r, f"rail {r} of a rail-optimized fabric serves GPU {r}")
+    return out
+
+
+def build_physical_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> PhysicalPlan:
+    spec = loaded.spec
+    topo = loaded.topology
+    roles = {name: sw.role for name, sw in topo.switches.items()}
+    position = {n.name: i for i, n in enumerate(spec.nodes)}
+    hosts = [n for n in spec.nodes if not set(n.groups) & set(NON_HOST_GROUPS)]
+    host_names = {n.name for n in hosts}
+    cables: list[PlannedCable] = []
+    host_ports: list[PlannedPort] = []
+    switch_ports: list[PlannedPort] = []
+    explicit_links = spec.fabric.links
+    for link in topo.links:
+        a, b = link.a, link.b
+        role_a = "host" if a.hca else roles.get(a.device, "leaf")
+        role_b = "host" if b.hca else roles.get(b.device, "leaf")
+        tier = cable_tier(role_a, role_b)
+        source, explicit = "", None
+        if link.source[:2] == ("fabric", "links"):
+            index = int(link.source[2])
+            source, explicit = f"fabric.links[{index}].cable", explicit_links[index].cable
+        cable = PlannedCable(str(link), a, b, tier, link.speed, link.width, **_cable_plan(spec, tier, explicit, source))  # type: ignore[arg-type]
+        cables.append(cable)
+        for end in (a, b):
+            port = PlannedPort(end, link.speed, link.width, cable)
+            if end.hca is None:
+                switch_ports.append(port)
+            elif end.device in host_names:
+                host_ports.append(port)
+    rails = Rails.of(spec)
+    rail_optimized = spec.fabric.fat_tree is not None and spec.fabric.fat_tree.rails == "rail-optimized"
+    hcas: list[PlannedHca] = []
+    for node in hosts:
+        gpus = _gpus(spec, node, rails, rail_optimized)
+        index = position[node.name]
+        for j, hca in enumerate(node.hcas):
+            speed, width = hca.speed or spec.fabric.speed, hca.width or spec.fabric.width
+            rate = data_rate_gbps(speed, width)
+            derived = needed_pcie(rate)
+            explicit = hca.pcie_generation is not None or hca.pcie_width is not None
+            need = PcieLink(hca.pcie_generation or derived.generation, hca.pcie_width or derived.width)
+            where = f"nodes[{index}].hcas[{j}]"
+            need_from = f"{where}.pcie_generation/pcie_width" if explicit else f"derived from {speed} {width}"
+            gpu, gpu_from = hca.gpu, f"{where}.gpu" if hca.gpu is not None else ""
+            if gpu is None:
+                found = [gpus[(hca.device, p)] for p in hca.ports if (hca.device, p) in gpus]
+                gpu, gpu_from = found[0] if found else (None, "")
+            hcas.append(
+                PlannedHca(
+                    node.name, hca.device, rate, f"{speed} {width} ({rate:g} Gb/s)", need, need_from, explicit,
+                    gpu, gpu_from, hca.numa_node,
+                )
+            )  # fmt: skip
+    return PhysicalPlan(
+        cluster=spec.cluster.name,
+        hosts=tuple(n.name for n in hosts),
+        hcas=tuple(hcas),
+        host_ports=tuple(host_ports),
+        switch_ports=tuple(switch_ports),
+        cables=tuple(cables),
+        limits=spec.acceptance.physical,
+        rates_per_hour={str(k): v for k, v in spec.acceptance.error_rates_per_hour.items()},
+        switch_descriptions={name: sw.node_desc for name, sw in topo.switches.items()},
+        twin=twin.physical if twin is not None else None,
+    )
