@@ -1027,6 +1027,41 @@ def report_diff(
     sys.exit(diff.exit_code)
 
 
+@report.command("cables")
+@click.argument("report_file", metavar="REPORT.json", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--csv", "csv_path", metavar="FILE", type=click.Path(path_type=Path), help="Write it as CSV.")
+@click.option("--json", "json_path", metavar="FILE", type=click.Path(path_type=Path), help="Write it as JSON.")
+@handles_errors
+def report_cables(report_file: Path, csv_path: Path | None, json_path: Path | None) -> None:
+    """The cable report of a verify --physical run: every planned link, planned against found at both ends
+    (medium, length, vendor and part, serial, temperature, BER). Prints a line per link that is not as planned
+    or not read, and a count; exit 1 when a cable is not as planned."""
+    from ibprov.report.csv_table import table_csv  # lazy: only this command
+    from ibprov.verify.physical.facts import cable_table  # lazy: only this command
+
+    data = _read_report(report_file)
+    section = (data.get("sections") or {}).get("physical")
+    if not isinstance(section, dict) or not isinstance((section.get("facts") or {}).get("cables"), list):
+        raise IbprovError(f"{report_file}: no physical section with cables (run verify --physical --json FILE)")
+    facts = section["facts"]
+    rows = facts["cables"]
+    if facts.get("skipped_because"):
+        click.echo(f"skipped: {facts['skipped_because']}")
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("as planned", "not as planned", "not read")}
+    for row in rows:
+        if row["status"] == "not as planned":
+            click.echo(f"{row['link']}: not as planned: {'; '.join(row.get('differences') or [])}")
+    click.echo(", ".join(f"{n} {s}" for s, n in counts.items()) + f" of {len(rows)} planned links")
+    try:
+        if csv_path is not None:
+            csv_path.write_text(table_csv(cable_table(rows)), encoding="utf-8")
+        if json_path is not None:
+            json_path.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise IbprovError(f"cannot write the cable report: {exc}") from None
+    sys.exit(1 if counts["not as planned"] else 0)
+
+
 def _read_report(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())

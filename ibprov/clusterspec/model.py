@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
+from ibprov.clusterspec.physical import EFFECTIVE_BER_MAX, RAW_BER_MAX, RAW_BER_WARN
 from ibprov.clusterspec.types import (
     PATTERN_WORDS,
     Description,
@@ -46,7 +47,6 @@ from ibprov.clusterspec.types import (
     VlArbTable,
     parse_endpoint,
 )
-from ibprov.clusterspec.physical import EFFECTIVE_BER_MAX, RAW_BER_MAX, RAW_BER_WARN
 from ibprov.clusterspec.units import IPOIB_MTU_MAX, MTU_CODE, RATE_CODE, Speed, Width
 from ibprov.pkey import (
     DEFAULT_BASE,

@@ -22,6 +22,7 @@ Layouts in the field (docs/physical.md; each proven on a capture in tests/fixtur
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -119,7 +120,7 @@ def cable_medium(cable_type: str | None, technology: str | None) -> str | None:
 
 def parse_mstlink(text: str) -> MstlinkReading:
     """Read one port's output (text or ``--json``); raises :class:`ParseError` on output with no section."""
-    clean = _ANSI.sub("", text)
+    clean = _ANSI.sub("", text) if "\x1b" in text else text
     notes: list[str] = []
     brace = clean.find("{")
     status = 0
@@ -132,26 +133,33 @@ def parse_mstlink(text: str) -> MstlinkReading:
     return _typed(sections, notes, status)
 
 
-# the usual layout, read with regular expressions (a large fabric's outputs are read in seconds): a title over
-# its row of dashes, then key : value lines; anything else takes the line-by-line path below
-_UNDERLINED = re.compile(r"^[ \t]*([^\n:]*[^\n:\s])[ \t]*\n[ \t]*-{3,}[ \t]*$", re.M)
+# the usual layout, read at C speed where it can be (a large fabric's outputs are read in seconds): each title
+# over its row of dashes, then key : value lines; anything else takes the line-by-line path below
+_DASH_LINE = re.compile(r"\n[ \t]*-{3,}[ \t]*(?=\n|$)")
 _KEY_VALUE = re.compile(r"^[ \t]*([^\n:]*?)[ \t]*:[ \t]*(.*?)[ \t]*$", re.M)
-_NOT_KEY_VALUE = re.compile(r"^[ \t]*([^\n:]*[^\n:\s])[ \t]*$", re.M)
 
 
 def _text_sections(text: str, notes: list[str]) -> dict[str, dict[str, str]]:
-    parts = _UNDERLINED.split(text)
-    if len(parts) > 1 and not parts[0].strip() and "\n\n\n" not in text and not _MESSAGE.search(text):
-        sections: dict[str, dict[str, str]] = {}
-        for i in range(1, len(parts), 2):
-            body = parts[i + 1]
-            if _NOT_KEY_VALUE.search(body.replace("-" * 3, "")):
-                return _line_sections(text, notes)  # a line that is no field: read line by line, as notes
-            fields = sections.setdefault(parts[i], {})
-            for key, value in _KEY_VALUE.findall(body):
-                fields[key] = value
-        return sections
-    return _line_sections(text, notes)
+    chunks = _DASH_LINE.split(text)
+    if len(chunks) < 2 or (("-E-" in text or "-W-" in text or "-I-" in text) and _MESSAGE.search(text)):
+        return _line_sections(text, notes)
+    head, _, title = chunks[0].rstrip().rpartition("\n")
+    if head.strip():
+        return _line_sections(text, notes)
+    sections: dict[str, dict[str, str]] = {}
+    for chunk in chunks[1:]:
+        body, _, following = chunk.rstrip().rpartition("\n") if chunk is not chunks[-1] else (chunk, "", "")
+        title = title.strip()
+        if not title or ":" in title:
+            return _line_sections(text, notes)
+        found = _KEY_VALUE.findall(body)
+        if len(found) != sum(1 for line in body.split("\n") if line.strip()):
+            return _line_sections(text, notes)  # a line that is no field: read line by line, as a note
+        fields = sections.setdefault(title, {})
+        for key, value in found:
+            fields[key] = value
+        title = following
+    return sections
 
 
 def _line_sections(text: str, notes: list[str]) -> dict[str, dict[str, str]]:
@@ -159,7 +167,7 @@ def _line_sections(text: str, notes: list[str]) -> dict[str, dict[str, str]]:
     current: dict[str, str] | None = None
     rows = text.split("\n")
     nonblank = [i for i, r in enumerate(rows) if r.strip()]
-    after = {a: b for a, b in zip(nonblank, nonblank[1:], strict=False)}
+    after = dict(itertools.pairwise(nonblank))
     for i, raw in enumerate(rows):
         line = raw.strip()
         if not line or _DASHES.match(line):
@@ -221,8 +229,10 @@ def _get(sections: dict[str, dict[str, str]], prefix: str, *keys: str) -> str | 
             continue
         for key in keys:
             value = fields.get(key)
-            if value is not None and value.strip() not in ("", "N/A"):
-                return value.strip()
+            if value is not None:
+                value = value.strip()
+                if value and value != "N/A":
+                    return value
     return None
 
 

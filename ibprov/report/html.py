@@ -310,7 +310,7 @@ def _table(table: Table) -> str:
 
 def _tables(section: SectionReport) -> str:
     facts = section.facts
-    return "".join(_table(t) for t in facts.tables()) if isinstance(facts, HasTables) else ""
+    return "".join(_table(t) for t in facts.report_tables()) if isinstance(facts, HasTables) else ""
 
 
 def _section(section: SectionReport, first_seen: Mapping[tuple[str, str], str]) -> str:

@@ -196,7 +196,7 @@ class Table:
 class HasTables(Protocol):
     """Facts with a table to show (physical: the cable report)."""
 
-    def tables(self) -> list[Table]: ...
+    def report_tables(self) -> list[Table]: ...
 
 
 class SectionFacts(Protocol):

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ibprov.clusterspec.physical import EFFECTIVE_BER_MAX, RAW_BER_MAX
 from ibprov.history.catalog import CATALOG
 
 REPO = Path(__file__).resolve().parents[2]
@@ -198,6 +199,17 @@ def test_every_alert_has_a_severity_label_and_summary_and_description() -> None:
             assert {"summary", "description"} <= set(rule["annotations"]), name
             assert "{{ $labels.cluster }}" in rule["annotations"]["description"] or name == "IbprovVerifyStale", name
             assert "for" in rule, f"{name}: say the `for:` (0m is a choice too)"
+
+
+def test_the_ber_alert_fires_above_ibprovs_default_limits() -> None:
+    # the rule cannot read a spec's acceptance.physical: it has the defaults, one raw limit for every speed
+    (rule,) = alerts()["IbprovPortBerHigh"]
+    limits = {m[0]: float(m[1]) for m in re.findall(r"\b(ibprov_port_\w+_ber)\s*>\s*([0-9.e+-]+)", rule["expr"])}
+    assert set(RAW_BER_MAX.values()) == {limits["ibprov_port_raw_ber"]}
+    assert limits == {
+        "ibprov_port_effective_ber": EFFECTIVE_BER_MAX,
+        "ibprov_port_raw_ber": RAW_BER_MAX[next(iter(RAW_BER_MAX))],
+    }
 
 
 # --- (d) the dashboard ----------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from ibprov.clusterspec.physical import MEDIA, medium_matches
 from ibprov.probes.gputopo import DISTANCE
@@ -38,14 +39,34 @@ def ber_text(value: float | None) -> str:
     return f"{mantissa}E{int(exponent)}"
 
 
+_Derived = TypeVar("_Derived")
+_MEMO: dict[str, tuple[Plan, Obs, object]] = {}
+
+
+def _memo(name: str, plan: Plan, obs: Obs, compute: Callable[[], _Derived]) -> _Derived:
+    """What ``compute`` derives from this very plan and observation, computed once for all the checks that
+    read it (the checks of one report run one after the other on the same two objects; a large fabric has
+    hundreds of thousands of ports)."""
+    held = _MEMO.get(name)
+    if held is not None and held[0] is plan and held[1] is obs:
+        return held[2]  # type: ignore[return-value]
+    value = compute()
+    _MEMO[name] = (plan, obs, value)
+    return value
+
+
 def port_readings(plan: Plan, obs: Obs) -> dict[str, tuple[PlannedPort, PortReading]]:
     """Every planned port -> (its plan, what was read or why not)."""
-    out: dict[str, tuple[PlannedPort, PortReading]] = {}
-    for p in plan.host_ports:
-        out[p.name] = (p, obs.host_port(p.end.device, p.end.hca or "", p.end.port))
-    for p in plan.switch_ports:
-        out[p.name] = (p, obs.switch_port(p.end.device, p.end.port))
-    return out
+
+    def compute() -> dict[str, tuple[PlannedPort, PortReading]]:
+        out: dict[str, tuple[PlannedPort, PortReading]] = {}
+        for p in plan.host_ports:
+            out[p.name] = (p, obs.host_port(p.end.device, p.end.hca or "", p.end.port))
+        for p in plan.switch_ports:
+            out[p.name] = (p, obs.switch_port(p.end.device, p.end.port))
+        return out
+
+    return _memo("ports", plan, obs, compute)
 
 
 # ------------------------------------------------------------------------------------------ objects, skips
@@ -128,15 +149,26 @@ def _no_temperature(r: MstlinkReading) -> str | None:
     return None
 
 
-def _ready(plan: Plan, obs: Obs, need: Callable[[MstlinkReading], str | None]) -> list[tuple[PlannedPort, MstlinkReading]]:
+def _up(plan: Plan, obs: Obs) -> list[tuple[PlannedPort, MstlinkReading]]:
+    """The ports read whose link is up."""
+
+    def compute() -> list[tuple[PlannedPort, MstlinkReading]]:
+        out = []
+        for p, read in port_readings(plan, obs).values():
+            r = read.reading
+            if r is not None and _link_down(r) is None:
+                out.append((p, r))
+        return out
+
+    return _memo("up", plan, obs, compute)
+
+
+def _ready(
+    plan: Plan, obs: Obs, need: Callable[[MstlinkReading], str | None]
+) -> list[tuple[PlannedPort, MstlinkReading]]:
     if plan.twin is not None:
         return []
-    out = []
-    for p, read in port_readings(plan, obs).values():
-        r = read.reading
-        if r is not None and _link_down(r) is None and need(r) is None:
-            out.append((p, r))
-    return out
+    return [(p, r) for p, r in _up(plan, obs) if need(r) is None]
 
 
 # ------------------------------------------------------------------------------------------ checks
@@ -224,8 +256,7 @@ PCIE = Check(
 )
 GPU_LOCALITY = Check(
     "phy.gpu_locality",
-    "Every HCA that serves a GPU is local to it (acceptance.physical.gpu_locality; the NUMA node without "
-    "nvidia-smi)",
+    "Every HCA that serves a GPU is local to it (acceptance.physical.gpu_locality; the NUMA node without nvidia-smi)",
     Severity.ERROR,
     "GPUDirect RDMA crosses the CPU: move the HCA (or the cable) so that the rail's HCA sits under the GPU's "
     "PCIe switch, or correct the GPU the spec gives the HCA or its rail",
@@ -242,7 +273,7 @@ NUMA = Check(
     object_kind="the HCA",
     skips=lambda plan, obs: _numa_skips(plan, obs),
 )
-FIRMWARE = Check(
+FIRMWARE: Check[Plan, Obs] = Check(
     "phy.firmware",
     "Devices of one kind run one firmware version (HCAs by board id, modules by part number, switches)",
     Severity.WARNING,
@@ -302,7 +333,11 @@ _RATE_COUNTERS = (
 
 def _counts(r: MstlinkReading) -> dict[str, int | None]:
     symbols = r.symbol_errors if r.symbol_errors is not None else r.effective_errors
-    return {"SymbolErrorCounter": symbols, "LinkErrorRecoveryCounter": r.link_recoveries, "LinkDownedCounter": r.link_down}
+    return {
+        "SymbolErrorCounter": symbols,
+        "LinkErrorRecoveryCounter": r.link_recoveries,
+        "LinkDownedCounter": r.link_down,
+    }
 
 
 def _link_errors(plan: Plan, obs: Obs) -> list[Finding]:
@@ -329,7 +364,9 @@ def _troubleshooting(plan: Plan, obs: Obs) -> list[Finding]:
     for p, r in _ready(plan, obs, _no_opcode):
         if r.status_opcode:
             said = f": {r.recommendation}" if r.recommendation else ""
-            out.append(TROUBLESHOOTING.finding(p.name, "opcode 0 (no issue observed)", f"opcode {r.status_opcode}{said}"))
+            out.append(
+                TROUBLESHOOTING.finding(p.name, "opcode 0 (no issue observed)", f"opcode {r.status_opcode}{said}")
+            )
     return out
 
 
@@ -338,7 +375,8 @@ def _temperature(plan: Plan, obs: Obs) -> list[Finding]:
     out = []
     for p, r in _ready(plan, obs, _no_temperature):
         m = r.module
-        assert m is not None and m.temperature_c is not None and m.temperature_high_c is not None
+        if m is None or m.temperature_c is None or m.temperature_high_c is None:  # _no_temperature skipped it
+            continue
         t, high = m.temperature_c, m.temperature_high_c
         found = f"{t:g} C (alarm at {high:g} C; {m.vendor or '?'} {m.part_number or '?'})"
         if t >= high:
@@ -379,12 +417,14 @@ def cable_differences(cable: PlannedCable, m: ModuleInfo) -> list[str]:
 
 def cable_ends(plan: Plan, obs: Obs) -> dict[str, list[tuple[PlannedPort, PortReading]]]:
     """Every cable -> its ends as read."""
-    readings = port_readings(plan, obs)
-    out: dict[str, list[tuple[PlannedPort, PortReading]]] = defaultdict(list)
-    for name, (p, read) in readings.items():
-        del name
-        out[p.cable.link].append((p, read))
-    return out
+
+    def compute() -> dict[str, list[tuple[PlannedPort, PortReading]]]:
+        out: dict[str, list[tuple[PlannedPort, PortReading]]] = defaultdict(list)
+        for p, read in port_readings(plan, obs).values():
+            out[p.cable.link].append((p, read))
+        return out
+
+    return _memo("cables", plan, obs, compute)
 
 
 def _cable_skips(plan: Plan, obs: Obs) -> Mapping[str, str]:
@@ -509,7 +549,9 @@ def _gpu_locality(plan: Plan, obs: Obs) -> list[Finding]:
         topo = seen.topology
         if topo is not None:
             if h.gpu not in topo.gpus:
-                out.append(GPU_LOCALITY.finding(h.name, expected, f"no GPU{h.gpu} (nvidia-smi shows {len(topo.gpus)} GPUs)"))
+                out.append(
+                    GPU_LOCALITY.finding(h.name, expected, f"no GPU{h.gpu} (nvidia-smi shows {len(topo.gpus)} GPUs)")
+                )
                 continue
             relation = topo.relation.get((h.gpu, h.device))
             if relation is None:
@@ -557,15 +599,19 @@ def _numa(plan: Plan, obs: Obs) -> list[Finding]:
     out = []
     for h in plan.hcas:
         dev, _ = obs.device(h.host, h.device) if h.numa_node is not None else (None, "")
-        if dev is not None and dev.pcie is not None and dev.pcie.numa_node is not None:
-            if dev.pcie.numa_node != h.numa_node:
-                out.append(NUMA.finding(h.name, f"NUMA node {h.numa_node}", f"NUMA node {dev.pcie.numa_node}"))
+        found = dev.pcie.numa_node if dev is not None and dev.pcie is not None else None
+        if found is not None and found != h.numa_node:
+            out.append(NUMA.finding(h.name, f"NUMA node {h.numa_node}", f"NUMA node {found}"))
     return out
 
 
 # ------------------------------------------------------------------------------------------ firmware
 def firmware_kinds(plan: Plan, obs: Obs) -> dict[str, dict[str, str]]:
     """Kind -> object -> firmware: HCAs by board id (hca type where none), modules by part number, switches."""
+    return _memo("firmware", plan, obs, lambda: _firmware_kinds(plan, obs))
+
+
+def _firmware_kinds(plan: Plan, obs: Obs) -> dict[str, dict[str, str]]:
     kinds: dict[str, dict[str, str]] = defaultdict(dict)
     if plan.twin is not None:
         return kinds

@@ -160,10 +160,7 @@ def _num(value: Any) -> str:
 def _end_cells(end: dict[str, Any]) -> tuple[str, ...]:
     if not end["read"]:
         return (end["port"], "not read", "", "", "", "")
-    if end["cable_type"] is None and end["vendor"] is None:
-        found = "no module info"
-    else:
-        found = module_text_of(end)
+    found = "no module info" if end["cable_type"] is None and end["vendor"] is None else module_text_of(end)
     ber = ber_text(end["effective_ber"]) if end["effective_ber"] is not None else ""
     raw = ber_text(end["raw_ber"]) if end["raw_ber"] is not None else ""
     return (end["port"], found, end["serial"] or "", _num(end["temperature_c"]), ber, raw)
@@ -190,7 +187,17 @@ def cable_table(rows: list[dict[str, Any]]) -> Table:
     for row in rows:
         a, b = row["ends"]
         why = "; ".join(row["differences"]) or "; ".join(e["why"] for e in row["ends"] if e["why"] and not e["read"])
-        out.append((row["link"], row["tier"], _planned_text(row["planned"]), row["status"], *_end_cells(a), *_end_cells(b), why))
+        out.append(
+            (
+                row["link"],
+                row["tier"],
+                _planned_text(row["planned"]),
+                row["status"],
+                *_end_cells(a),
+                *_end_cells(b),
+                why,
+            )
+        )
         status.append({"as planned": "pass", "not as planned": "fail"}.get(row["status"], "skipped"))
     return Table("Cables: planned against found", CABLE_COLUMNS, tuple(out), tuple(status))
 
@@ -227,7 +234,7 @@ class PhysicalFacts:
             f"cables: {as_planned} as planned, {wrong} not, {len(self.cables) - as_planned - wrong} not read",
         ]
 
-    def tables(self) -> list[Table]:
+    def report_tables(self) -> list[Table]:
         return [cable_table(list(self.cables))] if self.cables and not self.skipped_because else []
 
 

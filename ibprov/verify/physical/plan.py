@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import cast
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.model import CablePlan, ClusterSpec, Node, PhysicalLimits
@@ -50,7 +52,9 @@ class PlannedCable:
     def planned_text(self) -> str:
         parts = [MEDIA.get(self.medium or "", "any medium")]
         if self.max_length_m is not None:
-            parts.append(f"reach >= {self.max_length_m:g} m" if self.medium == "transceiver" else f"<= {self.max_length_m:g} m")
+            parts.append(
+                f"reach >= {self.max_length_m:g} m" if self.medium == "transceiver" else f"<= {self.max_length_m:g} m"
+            )
         if self.part_numbers:
             parts.append("part " + " or ".join(self.part_numbers))
         if self.vendors:
@@ -68,7 +72,7 @@ class PlannedPort:
     width: Width
     cable: PlannedCable
 
-    @property
+    @cached_property
     def name(self) -> str:
         return port_name(self.end)
 
@@ -142,8 +146,8 @@ def _cable_plan(spec: ClusterSpec, tier: str, explicit: CablePlan | None, source
         "medium": medium,
         "medium_from": medium_from,
         "max_length_m": pick("max_length_m"),
-        "part_numbers": tuple(pick("part_numbers") or ()),  # type: ignore[call-overload]
-        "vendors": tuple(pick("vendors") or cables.vendors),  # type: ignore[call-overload]
+        "part_numbers": tuple(cast("tuple[str, ...]", pick("part_numbers") or ())),
+        "vendors": tuple(cast("tuple[str, ...]", pick("vendors") or cables.vendors)),
     }
 
 
@@ -198,17 +202,17 @@ def build_physical_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -
             speed, width = hca.speed or spec.fabric.speed, hca.width or spec.fabric.width
             rate = data_rate_gbps(speed, width)
             derived = needed_pcie(rate)
-            explicit = hca.pcie_generation is not None or hca.pcie_width is not None
+            pinned = hca.pcie_generation is not None or hca.pcie_width is not None
             need = PcieLink(hca.pcie_generation or derived.generation, hca.pcie_width or derived.width)
             where = f"nodes[{index}].hcas[{j}]"
-            need_from = f"{where}.pcie_generation/pcie_width" if explicit else f"derived from {speed} {width}"
+            need_from = f"{where}.pcie_generation/pcie_width" if pinned else f"derived from {speed} {width}"
             gpu, gpu_from = hca.gpu, f"{where}.gpu" if hca.gpu is not None else ""
             if gpu is None:
                 found = [gpus[(hca.device, p)] for p in hca.ports if (hca.device, p) in gpus]
                 gpu, gpu_from = found[0] if found else (None, "")
             hcas.append(
                 PlannedHca(
-                    node.name, hca.device, rate, f"{speed} {width} ({rate:g} Gb/s)", need, need_from, explicit,
+                    node.name, hca.device, rate, f"{speed} {width} ({rate:g} Gb/s)", need, need_from, pinned,
                     gpu, gpu_from, hca.numa_node,
                 )
             )  # fmt: skip

@@ -45,7 +45,9 @@ def _notes(plan: PhysicalPlan, obs: PhysicalObservation) -> Iterable[str]:
         lines = list(seen.notes) + [n for d in seen.devices.values() for r in d.links.values() for n in r.notes]
         if lines:
             more = f" (and {len(lines) - _SHOWN} more)" if len(lines) > _SHOWN else ""
-            notes.append(f"{host}: the probe printed {len(lines)} line(s) it read past: {'; '.join(lines[:_SHOWN])}{more}")
+            notes.append(
+                f"{host}: the probe printed {len(lines)} line(s) it read past: {'; '.join(lines[:_SHOWN])}{more}"
+            )
     if obs.switches_not_read and plan.switch_ports:
         notes.append(f"switch ports not read: {obs.switches_not_read}")
     return notes
@@ -86,7 +88,9 @@ def verify_physical(
         )
         return plan, obs
 
-    where = "the twin (nothing physical to read)" if twin is not None else "each host (ansible) and the switches in-band"
+    where = (
+        "the twin (nothing physical to read)" if twin is not None else "each host (ansible) and the switches in-band"
+    )
     return PHYSICAL.run(observe, collected_from=where)
 
 

@@ -97,8 +97,9 @@ def test_fabric_only_options_are_refused_with_nodes() -> None:
     assert "--soak: only with --fabric" in result.stderr
     assert "--inventory: only with --nodes" in run("--fabric", str(RACK), "--inventory", ".").stderr
     both = run("--nodes", str(RACK), "--via", "x", "--synthetic-guids")
-    assert "--via: only with --fabric or --perf or --routing; --synthetic-guids: only with --fabric or --routing" in (
-        both.stderr
+    assert (
+        "--via: only with --fabric or --perf or --routing or --physical; "
+        "--synthetic-guids: only with --fabric or --routing" in (both.stderr)
     )
 
 

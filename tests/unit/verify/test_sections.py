@@ -83,8 +83,8 @@ def test_options_belong_to_the_sections_that_read_them() -> None:
     fabric, nodes = section_info("fabric"), section_info("nodes")
     given = VerifyOptions(via="sm01", inventory=Path("inv")).given()
     assert misplaced_options([fabric, nodes], given) == {}
-    assert misplaced_options([nodes], given) == {"via": ["fabric", "perf", "routing"]}
-    assert misplaced_options([fabric], given) == {"inventory": ["nodes", "mpi", "routing", "scheduler"]}
+    assert misplaced_options([nodes], given) == {"via": ["fabric", "perf", "routing", "physical"]}
+    assert misplaced_options([fabric], given) == {"inventory": ["nodes", "mpi", "routing", "scheduler", "physical"]}
     assert misplaced_options([fabric], ["target"]) == {}, "every section runs on the target"
     assert VerifyOptions().given() == []
 

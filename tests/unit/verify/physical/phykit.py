@@ -29,6 +29,7 @@ NODES = 5
 RAILS = 4
 DAC = "mstlink/ndr-cx7-hca-module-dac-col35-mft435-csegpu.txt"
 OPTICAL = "mstlink/ndr-quantum2-switch-inband-lid-optical-errors-BUILT.txt"
+GEN5_X16 = PcieLink(5, 16)
 HDR_COUNTERS = "mstlink/hdr-cx6-hca-counters-grepfiltered-col32-mft424-shadeform.txt"
 
 
@@ -108,7 +109,7 @@ def reading(text: str) -> MstlinkReading:
     return parse_mstlink(text)
 
 
-def hca_path(numa: int, current: PcieLink = PcieLink(5, 16), capable: PcieLink = PcieLink(5, 16)) -> tuple[PcieHop, ...]:
+def hca_path(numa: int, current: PcieLink = GEN5_X16, capable: PcieLink = GEN5_X16) -> tuple[PcieHop, ...]:
     return (
         PcieHop("0000:41:00.0", current, capable, numa),
         PcieHop("0000:40:01.1", PcieLink(5, 16), PcieLink(5, 16), numa),
@@ -132,9 +133,7 @@ def topology(node_gpus: int = 4, swap: tuple[int, int] | None = None) -> GpuTopo
 def healthy_host(firmware: str = "28.46.3048") -> HostPhysical:
     dac = reading(dac_text())
     devices = {
-        f"mlx5_{j}": DevicePhysical(
-            f"mlx5_{j}", firmware, "MT_0000000838", "MT4129", hca_path(j // 2), {1: dac}
-        )
+        f"mlx5_{j}": DevicePhysical(f"mlx5_{j}", firmware, "MT_0000000838", "MT4129", hca_path(j // 2), {1: dac})
         for j in range(RAILS)
     }
     gpus = tuple((f"0000:{0x18 + 0x20 * g:02x}:00.0", g // 2) for g in range(4))

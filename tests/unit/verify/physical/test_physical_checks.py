@@ -75,7 +75,9 @@ def test_passive_copper_reports_no_temperature_threshold_so_its_temperature_is_s
 def test_a_degraded_optical_link_gives_ber_raw_ber_link_errors_and_temperature_findings_with_the_numbers() -> None:
     plan = phykit.plan_of()
     spine_port = next(p for p in plan.switch_ports if p.cable.tier == "leaf-spine")
-    obs = phykit.with_switch_port(phykit.healthy(plan), spine_port.end.device, spine_port.end.port, phykit.body(phykit.OPTICAL))
+    obs = phykit.with_switch_port(
+        phykit.healthy(plan), spine_port.end.device, spine_port.end.port, phykit.body(phykit.OPTICAL)
+    )
     found = by_check(findings(plan, obs))
     name = spine_port.name
     (ber,) = found["phy.ber_effective"]
@@ -105,7 +107,11 @@ def test_a_raw_ber_between_the_warning_and_the_limit_is_a_warning_only() -> None
     text = phykit.set_value(phykit.optical_text(), "Raw Physical BER", "2E-6")
     obs = phykit.with_switch_port(phykit.healthy(plan), port.end.device, port.end.port, text)
     (raw,) = findings(plan, obs)
-    assert (raw.check, raw.severity, raw.observed) == ("phy.ber_raw", Severity.WARNING, "2E-6 (raw errors per lane 98812345678,101234567890,244567891234,106543219876)")
+    assert (raw.check, raw.severity, raw.observed) == (
+        "phy.ber_raw",
+        Severity.WARNING,
+        "2E-6 (raw errors per lane 98812345678,101234567890,244567891234,106543219876)",
+    )
 
 
 def test_a_module_at_its_alarm_is_an_error() -> None:
@@ -129,7 +135,9 @@ def test_an_optical_module_on_a_link_planned_as_dac_is_a_wrong_cable_named_at_it
     assert wrong.check == "phy.cable"
     assert wrong.object == host_port.cable.link
     assert wrong.expected == "passive copper (DAC), <= 2 m (fabric.cables.tiers.host-leaf)"
-    assert "at gpu01 mlx5_3 port 1: Optical Module (separated) / 850 nm VCSEL, 50 m, NVIDIA MMA4Z00-NS" in wrong.observed
+    assert (
+        "at gpu01 mlx5_3 port 1: Optical Module (separated) / 850 nm VCSEL, 50 m, NVIDIA MMA4Z00-NS" in wrong.observed
+    )
     assert wrong.observed.endswith("(optical transceivers and fibre, not passive copper (DAC))")  # a reach is no length
     row = next(r for r in check_physical(plan, obs).facts.as_dict()["cables"] if r["link"] == host_port.cable.link)
     assert row["status"] == "not as planned"
@@ -151,7 +159,8 @@ def test_a_dac_longer_than_planned_and_a_part_or_vendor_off_the_list_are_wrong_c
 
 def test_where_the_spec_is_silent_the_design_rule_plans_copper_to_the_hosts_and_optics_above() -> None:
     text = phykit.rack_text().replace(
-        "    tiers:\n      host-leaf: {medium: dac, max_length_m: 2}\n      leaf-spine: {medium: transceiver, max_length_m: 30}\n",
+        "    tiers:\n      host-leaf: {medium: dac, max_length_m: 2}\n"
+        "      leaf-spine: {medium: transceiver, max_length_m: 30}\n",
         "    copper_max_tier: host-leaf\n",
     )
     from ibprov.clusterspec import load_spec_text
