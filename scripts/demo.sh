@@ -50,6 +50,8 @@ mkdir -p "$OUT/metrics"
 DAY2=(--history "$OUT/history" --metrics "$OUT/metrics/ibprov.prom")
 $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --nodes --routing --scheduler "${DAY2[@]}" \
   --json "$OUT/report.json" --junit "$OUT/junit.xml" --html "$OUT/report.html"
+echo "-- the physical layer: the twin has none, so verify --physical skips every check and says why"
+$IBPROV verify "$OUT/cluster.yaml" --target twin --physical --json "$OUT/report-physical.json" | tail -n 4
 step "13. acceptance performance: the route-aware perftest schedule (dry run), then verify --perf on the rack"
 $IBPROV verify "$OUT/cluster.yaml" --perf --dry-run | sed -n '1,6p'
 # the twin's containers have no RDMA device: every perftest run is skipped, found by looking; the TCP probe
