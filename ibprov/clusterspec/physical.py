@@ -74,8 +74,7 @@ class PcieLink:
         return f"{self.text} = {self.gbps:.0f} Gb/s usable"
 
     def carries(self, rate_gbps: float) -> bool:
-        # the 0.5 % tolerance: Gen4 x8's 126.03 Gb/s carries a 126 Gb/s need written as rounded
-        return self.gbps * 1.005 >= rate_gbps
+        return self.gbps >= rate_gbps
 
 
 def needed_pcie(rate_gbps: float, max_width: int = 16) -> PcieLink:

@@ -18,7 +18,7 @@ from ibprov.probes.mstlink import ModuleInfo, MstlinkReading
 from ibprov.probes.pcie import PcieHop
 from ibprov.report.model import Finding, Severity
 from ibprov.verify.judge import Check, CheckFamily
-from ibprov.verify.physical.observation import PhysicalObservation, PortReading
+from ibprov.verify.physical.observation import DevicePhysical, HostPhysical, PhysicalObservation, PortReading
 from ibprov.verify.physical.plan import PhysicalPlan, PlannedCable, PlannedHca, PlannedPort
 
 __all__ = ["FAMILIES", "ber_text", "port_readings"]
@@ -459,18 +459,53 @@ def _cable(plan: Plan, obs: Obs) -> list[Finding]:
 
 
 # ------------------------------------------------------------------------------------------ PCIe, GPU, NUMA
-def _pcie_skips(plan: Plan, obs: Obs) -> Mapping[str, str]:
-    twin = _twin(_hcas, plan, obs)
-    if twin is not None:
-        return twin
-    out = {}
-    for h in plan.hcas:
-        dev, why = obs.device(h.host, h.device)
-        if dev is None:
-            out[h.name] = why
-        elif dev.pcie is None or dev.pcie.current is None:
-            out[h.name] = f"sysfs gives no PCIe link speed and width for {h.device} (current_link_speed missing)"
-    return out
+def _hca_skips(
+    objects: Callable[[Plan, Obs], Sequence[str]],
+    judged: Callable[[PlannedHca], bool],
+    unreadable: Callable[[PlannedHca, DevicePhysical, HostPhysical], str | None],
+) -> Callable[[Plan, Obs], Mapping[str, str]]:
+    """The skips of a check over HCAs: every one on the twin; else each judged HCA that was not seen (why) or
+    whose values ``unreadable`` finds missing."""
+
+    def skips(plan: Plan, obs: Obs) -> Mapping[str, str]:
+        twin = _twin(objects, plan, obs)
+        if twin is not None:
+            return twin
+        out = {}
+        for h in plan.hcas:
+            if not judged(h):
+                continue
+            dev, why = obs.device(h.host, h.device)
+            missing = why if dev is None else unreadable(h, dev, obs.hosts[h.host])
+            if missing:
+                out[h.name] = missing
+        return out
+
+    return skips
+
+
+def _no_link(h: PlannedHca, dev: DevicePhysical, _seen: HostPhysical) -> str | None:
+    if dev.pcie is None or dev.pcie.current is None:
+        return f"sysfs gives no PCIe link speed and width for {h.device} (current_link_speed missing)"
+    return None
+
+
+def _no_locality(_h: PlannedHca, dev: DevicePhysical, seen: HostPhysical) -> str | None:
+    if seen.topology is None and (dev.pcie is None or dev.pcie.numa_node is None or not seen.gpus):
+        return "no nvidia-smi topo -m and no NUMA node of the HCA or its GPU in sysfs"
+    return None
+
+
+def _no_numa(_h: PlannedHca, dev: DevicePhysical, _seen: HostPhysical) -> str | None:
+    if dev.pcie is None or dev.pcie.numa_node is None:
+        return "sysfs gives no NUMA node (numa_node -1: no locality from firmware)"
+    return None
+
+
+Skips = Callable[[Plan, Obs], Mapping[str, str]]
+_pcie_skips: Skips = _hca_skips(_hcas, lambda _h: True, _no_link)
+_gpu_skips: Skips = _hca_skips(_gpu_hcas, lambda h: h.gpu is not None, _no_locality)
+_numa_skips: Skips = _hca_skips(_numa_hcas, lambda h: h.numa_node is not None, _no_numa)
 
 
 def _pcie(plan: Plan, obs: Obs) -> list[Finding]:
@@ -505,7 +540,7 @@ def _pcie_finding(h: PlannedHca, hops: Sequence[PcieHop]) -> Finding | None:
     parent = hops[1].capable if len(hops) > 1 else None
     if hca.capable is not None and parent is not None:
         best = (min(hca.capable.generation, parent.generation), min(hca.capable.width, parent.width))
-        if (current.generation, current.width) < best and (current.generation < best[0] or current.width < best[1]):
+        if current.generation < best[0] or current.width < best[1]:
             return PCIE.finding(
                 h.name,
                 f"Gen{best[0]} x{best[1]} (what the card and its slot both can do)",
@@ -513,24 +548,6 @@ def _pcie_finding(h: PlannedHca, hops: Sequence[PcieHop]) -> Finding | None:
                 severity=Severity.WARNING,
             )
     return None
-
-
-def _gpu_skips(plan: Plan, obs: Obs) -> Mapping[str, str]:
-    twin = _twin(_gpu_hcas, plan, obs)
-    if twin is not None:
-        return twin
-    out = {}
-    for h in plan.hcas:
-        if h.gpu is None:
-            continue
-        dev, why = obs.device(h.host, h.device)
-        if dev is None:
-            out[h.name] = why
-            continue
-        seen = obs.hosts[h.host]
-        if seen.topology is None and (dev.pcie is None or dev.pcie.numa_node is None or not seen.gpus):
-            out[h.name] = "no nvidia-smi topo -m and no NUMA node of the HCA or its GPU in sysfs"
-    return out
 
 
 def _gpu_locality(plan: Plan, obs: Obs) -> list[Finding]:
@@ -576,20 +593,6 @@ def _gpu_locality(plan: Plan, obs: Obs) -> list[Finding]:
                     f"NUMA node {dev.pcie.numa_node}; GPU{h.gpu} ({bdf}) is on NUMA node {numa}",
                 )
             )
-    return out
-
-
-def _numa_skips(plan: Plan, obs: Obs) -> Mapping[str, str]:
-    twin = _twin(_numa_hcas, plan, obs)
-    if twin is not None:
-        return twin
-    out = {}
-    for h in plan.hcas:
-        if h.numa_node is None:
-            continue
-        dev, why = obs.device(h.host, h.device)
-        if dev is None or dev.pcie is None or dev.pcie.numa_node is None:
-            out[h.name] = why or "sysfs gives no NUMA node (numa_node -1: no locality from firmware)"
     return out
 
 

@@ -252,6 +252,8 @@ def test_the_link_a_port_rate_needs(speed: Speed, width: Width, needed: PcieLink
 def test_carries_at_the_edge() -> None:
     assert PcieLink(4, 8).carries(126.0)  # 126.03 Gb/s carries a need written as 126
     assert not PcieLink(4, 8).carries(200.0)
+    assert PcieLink(4, 8).carries(PcieLink(4, 8).gbps)  # exactly its bandwidth: carried
+    assert not PcieLink(4, 8).carries(PcieLink(4, 8).gbps + 0.01)  # no tolerance above it
     assert PcieLink(5, 16).carries(400.0)
     assert not PcieLink(4, 16).carries(400.0)
     assert PcieLink(3, 16).carries(100.0)

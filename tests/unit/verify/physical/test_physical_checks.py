@@ -311,3 +311,16 @@ def test_the_twin_skips_every_check_with_its_reason_and_passes_nothing(section_l
     assert all(why == NO_PHYSICAL_LAYER for c in report.checks for _o, why in c.skipped)
     assert report.facts.lines() == [f"skipped: {NO_PHYSICAL_LAYER}"]
     assert report.notes == (f"skipped: {NO_PHYSICAL_LAYER}",)
+
+
+def test_a_link_trained_to_fewer_lanes_than_card_and_slot_allow_is_a_warning_even_at_full_generation() -> None:
+    text = phykit.rack_text().replace("speed: NDR", "speed: HDR")
+    from ibprov.clusterspec import load_spec_text
+
+    plan = build_physical_plan(load_spec_text(text, "hdr.yaml"))
+    obs = phykit.with_device(phykit.healthy(plan), "gpu02", "mlx5_1", path=phykit.hca_path(0, PcieLink(5, 8)))
+    (narrow,) = [f for f in findings(plan, obs) if f.check == "phy.pcie"]
+    assert (narrow.severity, narrow.observed) == (
+        Severity.WARNING,
+        "Gen5 x8 = 252 Gb/s usable (carries HDR 4x (200 Gb/s), but trained down)",
+    )
