@@ -3,9 +3,10 @@
 outputs to the section report, as the section does it after Ansible returned.
 
 The spec is what `ibprov design --nodes 10000 --radix 128 --rails 8` writes (rail-optimized, ~240,000 cables)
-with `gpus: 8` on every node. Each host's probe output is built once from real captures (the MFT 4.35 NDR
+with `gpus: 8` on every node. Each host's probe output is built from real captures (the MFT 4.35 NDR
 capture's sections with the MFT 4.24 capture's counter block, per HCA port; a PCIe path of two hops per HCA; a
-GPU list; an 8 x 8 `nvidia-smi topo -m` matrix) and given to every host: 80,000 mstlink outputs are parsed.
+GPU list; an 8 x 8 `nvidia-smi topo -m` matrix), each port with its own serial, temperature, raw BER, lane
+errors and time since clear: 80,000 mstlink outputs, no two alike, are parsed.
 The switch ports are not read (no --via): what the section judges of them is their skip.
 
 Target: at most 5 s on this machine for parse + plan + checks + facts (the cable report). Timed in one process,
@@ -32,7 +33,8 @@ from validate_10k import machine  # noqa: E402
 
 from ibprov.clusterspec import load_spec_text  # noqa: E402
 from ibprov.design import design, spec_text  # noqa: E402
-from ibprov.probes.phyprobe import MARK, parse_phy_probe  # noqa: E402
+from ibprov.probes.phyprobe import MARK  # noqa: E402
+from ibprov.verify.physical.collect import parse_hosts  # noqa: E402
 from ibprov.verify.physical.observation import PhysicalObservation  # noqa: E402
 from ibprov.verify.physical.plan import build_physical_plan  # noqa: E402
 from ibprov.verify.physical.section import check_physical  # noqa: E402
@@ -48,23 +50,44 @@ def capture(relative: str) -> str:
     return (FIXTURES / relative).read_text(encoding="utf-8").split("\n", 1)[1]
 
 
-def port_output() -> str:
-    """One HCA port's `mstlink -m -c` output: the real NDR capture and the real HDR counter block."""
+def port_template() -> str:
+    """One HCA port's `mstlink -m -c` output: the real NDR capture and the real HDR counter block, with what
+    differs from port to port (serial, temperature, raw BER and lane errors, time since clear) left as fields."""
     dac = capture("mstlink/ndr-cx7-hca-module-dac-col35-mft435-csegpu.txt")
     chunk = capture("mstlink/hdr-cx6-hca-counters-grepfiltered-col32-mft424-shadeform.txt").split("==========")[2]
     lines = [ln for ln in chunk.split("\n") if ":" in ln and not ln.startswith(("FEC", "amBER"))]
     counters = "\nPhysical Counters and BER Info\n------------------------------\n"
-    return dac + counters + "\n".join(["Time Since Last Clear [Min]     : 720.0", *lines]) + "\n"
+    text = dac + counters + "\n".join(["Time Since Last Clear [Min]     : 720.0", *lines]) + "\n"
+    for old, new in (
+        ("C2604279049-2", "{serial}"),
+        ("Temperature [C]                    : 0 [0..0]", "Temperature [C]                    : {temp} [0..0]"),
+        ("Raw Physical Errors Per Lane    : 3183333,242074", "Raw Physical Errors Per Lane    : {lanes}"),
+        ("Raw Physical BER                : 1E-8", "Raw Physical BER                : {raw}"),
+        ("Time Since Last Clear [Min]     : 720.0", "Time Since Last Clear [Min]     : {minutes}"),
+    ):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
 
 
-def probe_output(hcas: int) -> str:
+def port_output(template: str, host: int, hca: int) -> str:
+    """The port's output with its own values (no two ports of the fabric print the same text)."""
+    return template.format(
+        serial=f"C26{host:05d}{hca}-2",
+        temp=(host + hca) % 50,
+        lanes=f"{3_000_000 + host * 8 + hca},{200_000 + host}",
+        raw=f"{1 + (host + hca) % 9}E-{8 + hca % 2}",
+        minutes=f"{720 + host % 60}.0",
+    )
+
+
+def probe_output(template: str, host: int, hcas: int) -> str:
     out = [f"{MARK}tools", "mstlink", "nvidia-smi"]
-    port = port_output()
     for j in range(hcas):
         out += [f"{MARK}device mlx5_{j}", "fw_ver=28.46.3048", "board_id=MT_0000000838", "hca_type=MT4129"]
         out.append(f"pci=0000:{0x18 + j:02x}:00.0|32.0 GT/s PCIe|16|32.0 GT/s PCIe|16|{j // 4}")
         out.append(f"pci=0000:{0x17 + j:02x}:01.0|32.0 GT/s PCIe|16|32.0 GT/s PCIe|16|{j // 4}")
-        out += [f"{MARK}link mlx5_{j} 1", port, "rc=0"]
+        out += [f"{MARK}link mlx5_{j} 1", port_output(template, host, j), "rc=0"]
     out.append(f"{MARK}gpus")
     out += [f"0000:{0x30 + g:02x}:00.0 {g // 4}" for g in range(hcas)]
     out.append(f"{MARK}topo")
@@ -80,7 +103,7 @@ def probe_output(hcas: int) -> str:
 
 def run_once(loaded: object, outputs: dict[str, str]) -> dict[str, float]:
     t0 = time.perf_counter()
-    hosts = {h: parse_phy_probe(text) for h, text in outputs.items()}
+    hosts = parse_hosts(outputs)
     t1 = time.perf_counter()
     plan = build_physical_plan(loaded)  # type: ignore[arg-type]
     t2 = time.perf_counter()
@@ -105,8 +128,8 @@ def main() -> int:
     loaded = load_spec_text(text, "phy10k.yaml")
     load_s = time.perf_counter() - t0
     hcas = max(len(n.hcas) for n in loaded.spec.nodes)
-    one = probe_output(hcas)
-    outputs = {n.name: one for n in loaded.spec.nodes}
+    template = port_template()
+    outputs = {n.name: probe_output(template, i, hcas) for i, n in enumerate(loaded.spec.nodes)}
     runs = [run_once(loaded, outputs) for _ in range(args.runs)]
     best = min(runs, key=lambda r: r["total"])
     median = statistics.median(r["total"] for r in runs)

@@ -11,6 +11,7 @@ fastest port of the HCA: a dual-port card is expected to carry one port at its f
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -77,6 +78,7 @@ class PcieLink:
         return self.gbps >= rate_gbps
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of a handful of rates, asked once per HCA
 def needed_pcie(rate_gbps: float, max_width: int = 16) -> PcieLink:
     """The slowest generation that carries ``rate_gbps`` at ``max_width`` lanes, at the fewest lanes that do:
     HDR 200 -> Gen4 x16, NDR 400 -> Gen5 x16, HDR100 -> Gen3 x16, EDR 100 -> Gen3 x16. A rate no link of that
@@ -107,6 +109,7 @@ CABLE_TIERS = ("host-leaf", "leaf-spine", "spine-core")
 _RANK = {"host": 0, "leaf": 1, "spine": 2, "core": 3}
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of a few roles, asked once per cable
 def cable_tier(role_a: str, role_b: str) -> str:
     """The tier a cable between ends of these roles (host, leaf, spine, core) is in: host-leaf, leaf-spine,
     spine-core; a cable within a tier or skipping one (a ring of leaves, a host on a spine) is named by its

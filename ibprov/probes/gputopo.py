@@ -26,6 +26,7 @@ _DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx\d+_[A-Za-z0-9_]+|[a-z]+\d*_?\d*)$")
 _GPU = re.compile(r"^GPU(\d+)$")
 _LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
 _CELL = re.compile(r"^(X|PIX|PXB|PHB|NODE|SYS|SOC|NV\d+)$")
+_CELLS = frozenset(["X", "PIX", "PXB", "PHB", "NODE", "SYS", "SOC", *(f"NV{i}" for i in range(1, 100))])  # at C speed
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,9 @@ def parse_topo(text: str) -> GpuTopology:
             notes.append(note(line_no, line))
             continue
         name = words[0]
-        if name in header and len(words) > len(header) and all(_CELL.match(w) for w in words[1 : len(header) + 1]):
-            rows[name] = words[1 : len(header) + 1]
+        cells = words[1 : len(header) + 1]
+        if name in header and len(words) > len(header) and (_CELLS.issuperset(cells) or all(map(_CELL.match, cells))):
+            rows[name] = cells
         elif not _is_legend_prose(line):
             notes.append(note(line_no, line))
     if header is None:

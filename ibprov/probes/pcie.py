@@ -13,6 +13,7 @@ on endpoints and upstream ports, ``(overdriven)``): the numbers are compared, ne
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ _GT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*GT/s")
 _BDF = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function of a few strings that every host of a fabric repeats
 def parse_sysfs_speed(text: str | None) -> int | None:
     """A sysfs ``*_link_speed`` value -> its PCIe generation (``16.0 GT/s PCIe`` and ``16 GT/s`` -> 4);
     None for ``Unknown``, an empty or a missing file."""
@@ -62,6 +64,7 @@ def parse_sysfs_hop(line: str, line_no: int = 0) -> PcieHop:
     )
 
 
+@functools.lru_cache(maxsize=1024)  # one immutable link of each kind, shared
 def _link(generation: int | None, width: int | None) -> PcieLink | None:
     return PcieLink(generation, width) if generation is not None and width is not None else None
 

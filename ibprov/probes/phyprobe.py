@@ -107,7 +107,8 @@ def parse_phy_probe(stdout: str) -> HostPhysical:
             continue
         dev = devices.setdefault(words[1], {"name": words[1]})
         port = int(words[2])
-        text, _, rc = body.rstrip().rpartition("rc=")
+        at = body.rfind("rc=")
+        text, rc = (body[:at], body[at + 3 :]) if at >= 0 else ("", body)
         code = int(rc) if rc.strip().isdigit() else None
         if code == 127 and not text.strip():
             dev.setdefault("link_errors", {})[port] = "no mstlink or mlxlink on the host"  # type: ignore[index]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec import LoadedSpec, collector_paused
 from ibprov.report.model import SectionFacts, SectionReport, utc_now_text
 from ibprov.verify.judge import CheckFamily, run_checks
 from ibprov.verify.registry import Section, VerifyOptions
@@ -55,17 +55,19 @@ class Skeleton(Generic[P, Obs]):
     ) -> SectionReport:
         """The section report of one observation against the plan (no I/O): every check with the objects it
         examined and its findings, the facts, and the notes: ``notes`` (what the caller knows beyond the plan
-        and the observation) first, then the section's own."""
-        return SectionReport(
-            name=self.name,
-            title=self.title,
-            collected_from=collected_from,
-            started=started,
-            duration_seconds=duration,
-            checks=run_checks(self.families, plan, obs),
-            facts=self.facts(plan, obs),
-            notes=(*notes, *self.notes(plan, obs)),
-        )
+        and the observation) first, then the section's own. A large fabric's judging builds millions of
+        small objects that live as long as the report: no cyclic collection meanwhile."""
+        with collector_paused():
+            return SectionReport(
+                name=self.name,
+                title=self.title,
+                collected_from=collected_from,
+                started=started,
+                duration_seconds=duration,
+                checks=run_checks(self.families, plan, obs),
+                facts=self.facts(plan, obs),
+                notes=(*notes, *self.notes(plan, obs)),
+            )
 
     def run(
         self, observe: Callable[[], tuple[P, Obs]], *, collected_from: str, notes: Iterable[str] = ()

@@ -56,22 +56,52 @@ def _memo(name: str, plan: Plan, obs: Obs, compute: Callable[[], _Derived]) -> _
 
 
 def port_readings(plan: Plan, obs: Obs) -> dict[str, tuple[PlannedPort, PortReading]]:
-    """Every planned port -> (its plan, what was read or why not)."""
+    """Every planned port that was read or tried -> (its plan, what was read or why not). When no switch port
+    was read at all (:attr:`PhysicalObservation.switches_not_read`), the switch ports are not in it: they
+    are skipped wholesale with that reason (:func:`switches_unread`)."""
 
     def compute() -> dict[str, tuple[PlannedPort, PortReading]]:
         out: dict[str, tuple[PlannedPort, PortReading]] = {}
         for p in plan.host_ports:
             out[p.name] = (p, obs.host_port(p.end.device, p.end.hca or "", p.end.port))
-        for p in plan.switch_ports:
-            out[p.name] = (p, obs.switch_port(p.end.device, p.end.port))
+        if not obs.switches_not_read:
+            for p in plan.switch_ports:
+                out[p.name] = (p, obs.switch_port(p.end.device, p.end.port))
         return out
 
     return _memo("ports", plan, obs, compute)
 
 
+def switches_unread(plan: Plan, obs: Obs) -> list[str]:
+    """The switch ports that were not even tried (no switch port read at all), in plan order."""
+    return [p.name for p in plan.switch_ports] if obs.switches_not_read else []
+
+
+def _port_states(plan: Plan, obs: Obs) -> tuple[dict[str, str], list[tuple[PlannedPort, MstlinkReading]]]:
+    """(every port not read or whose link is down -> why, every port read whose link is up)."""
+
+    def compute() -> tuple[dict[str, str], list[tuple[PlannedPort, MstlinkReading]]]:
+        down: dict[str, str] = {}
+        up = []
+        for name, (p, read) in port_readings(plan, obs).items():
+            r = read.reading
+            if r is None:
+                down[name] = read.why
+            else:
+                why = _link_down(r)
+                if why:
+                    down[name] = why
+                else:
+                    up.append((p, r))
+        down.update(dict.fromkeys(switches_unread(plan, obs), obs.switches_not_read))
+        return down, up
+
+    return _memo("states", plan, obs, compute)
+
+
 # ------------------------------------------------------------------------------------------ objects, skips
-def _ports(plan: Plan, _obs: Obs) -> Sequence[str]:
-    return [p.name for p in plan.ports]
+def _ports(plan: Plan, obs: Obs) -> Sequence[str]:
+    return _memo("port names", plan, obs, plan.port_names)
 
 
 def _hosts(plan: Plan, _obs: Obs) -> Sequence[str]:
@@ -111,14 +141,12 @@ def _port_skips(need: Callable[[MstlinkReading], str | None]) -> Callable[[Plan,
         twin = _twin(_ports, plan, obs)
         if twin is not None:
             return twin
-        out = {}
-        for name, (_p, read) in port_readings(plan, obs).items():
-            if read.reading is None:
-                out[name] = read.why
-            else:
-                why = _link_down(read.reading) or need(read.reading)
-                if why:
-                    out[name] = why
+        down, up = _port_states(plan, obs)
+        out = dict(down)
+        for p, r in up:
+            why = need(r)
+            if why:
+                out[p.name] = why
         return out
 
     return skips
@@ -151,16 +179,7 @@ def _no_temperature(r: MstlinkReading) -> str | None:
 
 def _up(plan: Plan, obs: Obs) -> list[tuple[PlannedPort, MstlinkReading]]:
     """The ports read whose link is up."""
-
-    def compute() -> list[tuple[PlannedPort, MstlinkReading]]:
-        out = []
-        for p, read in port_readings(plan, obs).values():
-            r = read.reading
-            if r is not None and _link_down(r) is None:
-                out.append((p, r))
-        return out
-
-    return _memo("up", plan, obs, compute)
+    return _port_states(plan, obs)[1]
 
 
 def _ready(
@@ -415,13 +434,24 @@ def cable_differences(cable: PlannedCable, m: ModuleInfo) -> list[str]:
     return out
 
 
-def cable_ends(plan: Plan, obs: Obs) -> dict[str, list[tuple[PlannedPort, PortReading]]]:
-    """Every cable -> its ends as read."""
+def cable_reads(plan: Plan, obs: Obs) -> list[tuple[tuple[PlannedPort, PortReading], ...]]:
+    """Per cable (in plan.cables' order) its planned ends as read or tried: the ends that are planned ports
+    (an HCA port of a node that is not a host, e.g. an SM server, is not probed), a switch port with why it
+    was not read when none was."""
 
-    def compute() -> dict[str, list[tuple[PlannedPort, PortReading]]]:
-        out: dict[str, list[tuple[PlannedPort, PortReading]]] = defaultdict(list)
-        for p, read in port_readings(plan, obs).values():
-            out[p.cable.link].append((p, read))
+    def compute() -> list[tuple[tuple[PlannedPort, PortReading], ...]]:
+        readings = port_readings(plan, obs)
+        unread = PortReading(None, obs.switches_not_read)
+        out = []
+        for ends in plan.cable_ports:
+            read = []
+            for p in ends:
+                got = readings.get(p.name)
+                if got is not None:
+                    read.append(got)
+                elif obs.switches_not_read and p.end.hca is None:
+                    read.append((p, unread))
+            out.append(tuple(read))
         return out
 
     return _memo("cables", plan, obs, compute)
@@ -432,21 +462,24 @@ def _cable_skips(plan: Plan, obs: Obs) -> Mapping[str, str]:
     if twin is not None:
         return twin
     out = {}
-    for link, ends in cable_ends(plan, obs).items():
-        modules = [r.reading.module for _p, r in ends if r.reading is not None and r.reading.module is not None]
-        if not modules:
-            out[link] = "; ".join(r.why or f"{p.name}: mstlink printed no Module Info" for p, r in ends)
+    for cable, ends in zip(plan.cables, cable_reads(plan, obs), strict=True):
+        if not ends:
+            continue
+        for _p, r in ends:
+            if r.reading is not None and r.reading.module is not None:
+                break
+        else:
+            out[cable.link] = "; ".join(r.why or f"{p.name}: mstlink printed no Module Info" for p, r in ends)
     return out
 
 
 def _cable(plan: Plan, obs: Obs) -> list[Finding]:
     if plan.twin is not None:
         return []
-    ends = cable_ends(plan, obs)
     out = []
-    for cable in plan.cables:
+    for cable, ends in zip(plan.cables, cable_reads(plan, obs), strict=True):
         wrong = []
-        for p, read in ends.get(cable.link, []):
+        for p, read in ends:
             m = read.reading.module if read.reading is not None else None
             if m is None:
                 continue
@@ -459,6 +492,11 @@ def _cable(plan: Plan, obs: Obs) -> list[Finding]:
 
 
 # ------------------------------------------------------------------------------------------ PCIe, GPU, NUMA
+def hca_devices(plan: Plan, obs: Obs) -> list[tuple[PlannedHca, DevicePhysical | None, str]]:
+    """Every planned HCA (in plan.hcas' order) with its device as its host's probe saw it, or why none."""
+    return _memo("hcas", plan, obs, lambda: [(h, *obs.device(h.host, h.device)) for h in plan.hcas])
+
+
 def _hca_skips(
     objects: Callable[[Plan, Obs], Sequence[str]],
     judged: Callable[[PlannedHca], bool],
@@ -472,10 +510,9 @@ def _hca_skips(
         if twin is not None:
             return twin
         out = {}
-        for h in plan.hcas:
+        for h, dev, why in hca_devices(plan, obs):
             if not judged(h):
                 continue
-            dev, why = obs.device(h.host, h.device)
             missing = why if dev is None else unreadable(h, dev, obs.hosts[h.host])
             if missing:
                 out[h.name] = missing
@@ -512,8 +549,7 @@ def _pcie(plan: Plan, obs: Obs) -> list[Finding]:
     if plan.twin is not None:
         return []
     out = []
-    for h in plan.hcas:
-        dev, _why = obs.device(h.host, h.device)
+    for h, dev, _why in hca_devices(plan, obs):
         if dev is None or dev.pcie is None or dev.pcie.current is None:
             continue
         finding = _pcie_finding(h, dev.path)
@@ -555,11 +591,8 @@ def _gpu_locality(plan: Plan, obs: Obs) -> list[Finding]:
         return []
     allowed = plan.limits.gpu_locality
     out = []
-    for h in plan.hcas:
-        if h.gpu is None:
-            continue
-        dev, _why = obs.device(h.host, h.device)
-        if dev is None:
+    for h, dev, _why in hca_devices(plan, obs):
+        if h.gpu is None or dev is None:
             continue
         seen = obs.hosts[h.host]
         expected = f"GPU{h.gpu} at {allowed} or nearer ({h.gpu_from})"
@@ -600,8 +633,9 @@ def _numa(plan: Plan, obs: Obs) -> list[Finding]:
     if plan.twin is not None:
         return []
     out = []
-    for h in plan.hcas:
-        dev, _ = obs.device(h.host, h.device) if h.numa_node is not None else (None, "")
+    for h, dev, _why in hca_devices(plan, obs):
+        if h.numa_node is None:
+            continue
         found = dev.pcie.numa_node if dev is not None and dev.pcie is not None else None
         if found is not None and found != h.numa_node:
             out.append(NUMA.finding(h.name, f"NUMA node {h.numa_node}", f"NUMA node {found}"))
@@ -618,8 +652,7 @@ def _firmware_kinds(plan: Plan, obs: Obs) -> dict[str, dict[str, str]]:
     kinds: dict[str, dict[str, str]] = defaultdict(dict)
     if plan.twin is not None:
         return kinds
-    for h in plan.hcas:
-        dev, _ = obs.device(h.host, h.device)
+    for h, dev, _why in hca_devices(plan, obs):
         if dev is not None and dev.firmware:
             kinds[f"HCA {dev.board_id or dev.hca_type or '?'}"][h.name] = dev.firmware
     for name, (_p, read) in port_readings(plan, obs).items():

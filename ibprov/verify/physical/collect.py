@@ -8,9 +8,13 @@ others go on. A switch port mstlink cannot read is a :class:`PortReading` with w
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ibprov.clusterspec import collector_paused
 from ibprov.errors import CollectError
 from ibprov.probes import ibnetdiscover
 from ibprov.probes._text import ParseError
@@ -21,7 +25,13 @@ from ibprov.run.adhoc import AdHoc, AnsibleRun, ansible_runner_run, failure
 from ibprov.verify.physical.observation import MSTFLINT, PhysicalObservation, PortReading
 from ibprov.verify.physical.plan import PhysicalPlan
 
-__all__ = ["collect_hosts", "collect_switch_ports", "switch_port_argv"]
+__all__ = ["collect_hosts", "collect_switch_ports", "parse_hosts", "switch_port_argv"]
+
+# Reading the probe outputs of a large fabric is spread over worker processes from this many hosts on (80,000
+# mstlink outputs take seconds in one process); below it, one process reads them (no start-up to pay).
+PARALLEL_FROM = 512
+_CHUNK = 256  # hosts per task: results stream back while the workers read on
+_OUTPUTS: list[tuple[str, str]] = []  # what the forked workers read (inherited, never pickled)
 
 
 def collect_hosts(
@@ -29,7 +39,7 @@ def collect_hosts(
 ) -> tuple[dict[str, HostPhysical], dict[str, str]]:
     """The probe on every host: (host -> what it saw, host -> why it did not answer)."""
     outcomes = AdHoc(inventory, run, forks).module(hosts, "ansible.builtin.shell", {"cmd": PHY_PROBE_SCRIPT})
-    seen: dict[str, HostPhysical] = {}
+    printed: dict[str, str] = {}
     unreachable: dict[str, str] = {}
     for host in hosts:
         done = outcomes.get(host)
@@ -37,8 +47,37 @@ def collect_hosts(
         if why is not None or done is None:
             unreachable[host] = why or "not collected"
             continue
-        seen[host] = parse_phy_probe(str(done.res.get("stdout", "")))
-    return seen, unreachable
+        printed[host] = str(done.res.get("stdout", ""))
+    return parse_hosts(printed), unreachable
+
+
+@collector_paused()
+def parse_hosts(outputs: Mapping[str, str], *, processes: int | None = None) -> dict[str, HostPhysical]:
+    """Every host's probe output read (:func:`parse_phy_probe`), in the order given. From
+    :data:`PARALLEL_FROM` hosts on, forked worker processes read them (one per CPU, ``processes`` to say how
+    many; 1: this process alone); the result is the same either way. A process that runs threads never forks
+    (a thread's lock would be copied held): it reads them alone."""
+    workers = processes if processes is not None else (os.cpu_count() or 1)
+    items = list(outputs.items())
+    if workers < 2 or len(items) < PARALLEL_FROM or threading.active_count() > 1:
+        return {host: parse_phy_probe(text) for host, text in items}
+    global _OUTPUTS  # handed to the forked workers by inheritance
+    _OUTPUTS = items
+    try:
+        ranges = [(i, min(i + _CHUNK, len(items))) for i in range(0, len(items), _CHUNK)]
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            out: dict[str, HostPhysical] = {}
+            for chunk in pool.imap(_parse_range, ranges):
+                out.update(chunk)
+        return out
+    finally:
+        _OUTPUTS = []
+
+
+def _parse_range(bounds: tuple[int, int]) -> list[tuple[str, HostPhysical]]:
+    """In a worker: the hosts of one task, read."""
+    with collector_paused():
+        return [(host, parse_phy_probe(text)) for host, text in _OUTPUTS[bounds[0] : bounds[1]]]
 
 
 def switch_port_argv(tool: str, lid: int, port: int) -> tuple[str, ...]:

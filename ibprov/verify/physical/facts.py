@@ -10,7 +10,7 @@ from typing import Any
 
 from ibprov.probes.mstlink import MstlinkReading
 from ibprov.report.model import Table
-from ibprov.verify.physical.checks import ber_text, cable_differences, cable_ends
+from ibprov.verify.physical.checks import ber_text, cable_differences, hca_devices, port_readings
 from ibprov.verify.physical.observation import PhysicalObservation, PortReading
 from ibprov.verify.physical.plan import PhysicalPlan, PlannedCable, PlannedPort
 
@@ -67,13 +67,13 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _end(p: PlannedPort, read: PortReading) -> dict[str, Any]:
-    r: MstlinkReading | None = read.reading
-    m = r.module if r is not None else None
+def _end(p: PlannedPort, r: MstlinkReading, why: str) -> dict[str, Any]:
+    """One end that was read: what it found."""
+    m = r.module
     return {
         "port": p.name,
-        "read": r is not None,
-        "why": read.why,
+        "read": True,
+        "why": why,
         "medium": m.medium if m else None,
         "cable_type": m.cable_type if m else None,
         "technology": m.technology if m else None,
@@ -82,8 +82,8 @@ def _end(p: PlannedPort, read: PortReading) -> dict[str, Any]:
         "part_number": m.part_number if m else None,
         "serial": m.serial if m else None,
         "temperature_c": m.temperature_c if m else None,
-        "effective_ber": r.effective_ber if r is not None else None,
-        "raw_ber": r.raw_ber if r is not None else None,
+        "effective_ber": r.effective_ber,
+        "raw_ber": r.raw_ber,
     }
 
 
@@ -100,32 +100,40 @@ def _planned(cable: PlannedCable) -> dict[str, Any]:
 
 
 def cable_rows(plan: PhysicalPlan, obs: PhysicalObservation) -> list[dict[str, Any]]:
-    """Every planned cable: planned, found at each end, and whether it is as planned."""
-    ends = cable_ends(plan, obs) if plan.twin is None else {}
+    """Every planned cable: planned, found at each end, and whether it is as planned. Cables planned alike
+    share one ``planned`` dict (read-only: the rows are rendered, never changed)."""
+    readings: dict[str, tuple[PlannedPort, PortReading]] = port_readings(plan, obs) if plan.twin is None else {}
+    get = readings.get
+    not_read = plan.twin or "not read (no host or switch read)"
+    switch_why = plan.twin or obs.switches_not_read or not_read
+    planned_alike: dict[tuple[Any, ...], dict[str, Any]] = {}
     rows = []
-    for cable in plan.cables:
-        found = ends.get(cable.link, [])
-        by_port = {p.name: (p, read) for p, read in found}
+    for cable, ports in zip(plan.cables, plan.cable_ports, strict=True):
         out_ends = []
         differences: list[str] = []
         modules = 0
-        for end in cable.ends:
-            p = PlannedPort(end, cable.speed, cable.width, cable)
-            got = by_port.get(p.name)
-            read = got[1] if got is not None else PortReading(None, plan.twin or "not read (no host or switch read)")
-            out_ends.append(_end(p, read))
-            m = read.reading.module if read.reading is not None else None
-            if m is not None:
+        for p in ports:
+            got = get(p.name)
+            r = got[1].reading if got is not None else None
+            if r is None:
+                why = got[1].why if got is not None else switch_why if p.end.hca is None else not_read
+                out_ends.append({"port": p.name, "read": False, "why": why})  # nothing found to show
+                continue
+            out_ends.append(_end(p, r, got[1].why if got is not None else ""))
+            if r.module is not None:
                 modules += 1
-                differences += [f"{p.name}: {d}" for d in cable_differences(cable, m)]
-        status = "not read" if not modules else "not as planned" if differences else "as planned"
+                differences += [f"{p.name}: {d}" for d in cable_differences(cable, r.module)]
+        key = cable[3:]  # all but the link and its ends
+        planned = planned_alike.get(key)
+        if planned is None:
+            planned = planned_alike[key] = _planned(cable)
         rows.append(
             {
                 "link": cable.link,
                 "tier": cable.tier,
-                "planned": _planned(cable),
+                "planned": planned,
                 "ends": out_ends,
-                "status": status,
+                "status": "not read" if not modules else "not as planned" if differences else "as planned",
                 "differences": differences,
             }
         )
@@ -241,10 +249,6 @@ class PhysicalFacts:
 def physical_facts(plan: PhysicalPlan, obs: PhysicalObservation) -> PhysicalFacts:
     if plan.twin is not None:
         return PhysicalFacts(len(plan.ports), 0, len(plan.hcas), 0, tuple(cable_rows(plan, obs)), plan.twin)
-    read = 0
-    for p in plan.host_ports:
-        read += obs.host_port(p.end.device, p.end.hca or "", p.end.port).reading is not None
-    for p in plan.switch_ports:
-        read += obs.switch_port(p.end.device, p.end.port).reading is not None
-    hcas = sum(1 for h in plan.hcas if obs.device(h.host, h.device)[0] is not None)
+    read = sum(1 for _p, r in port_readings(plan, obs).values() if r.reading is not None)  # tried and read
+    hcas = sum(1 for _h, dev, _why in hca_devices(plan, obs) if dev is not None)
     return PhysicalFacts(len(plan.ports), read, len(plan.hcas), hcas, tuple(cable_rows(plan, obs)))

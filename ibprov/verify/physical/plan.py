@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import cast
+from typing import NamedTuple, cast
 
-from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec import LoadedSpec, collector_paused
 from ibprov.clusterspec.model import CablePlan, ClusterSpec, Node, PhysicalLimits
 from ibprov.clusterspec.physical import CABLE_TIERS, MEDIA, PcieLink, cable_tier, needed_pcie, tier_rank
 from ibprov.clusterspec.rails import Rails
@@ -31,8 +30,9 @@ def port_name(end: Endpoint) -> str:
     return f"{end.device} {end.hca} port {end.port}" if end.hca else f"{end.device} port {end.port}"
 
 
-@dataclass(frozen=True)
-class PlannedCable:
+class PlannedCable(NamedTuple):
+    """One planned cable and what it should be (a named tuple: a large fabric plans hundreds of thousands)."""
+
     link: str  # "leaf01:1 <-> node01/mlx5_0:1", as the spec writes it
     a: Endpoint
     b: Endpoint
@@ -62,19 +62,15 @@ class PlannedCable:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class PlannedPort:
-    """A port with a planned cable whose physical layer is read: an HCA port (on its host) or a switch port
-    (in-band from the --via host)."""
+class PlannedPort(NamedTuple):
+    """One end of a planned cable: an HCA port (read on its host) or a switch port (in-band from the --via
+    host). ``name`` is the object it is in the report (:func:`port_name`)."""
 
     end: Endpoint
     speed: Speed
     width: Width
     cable: PlannedCable
-
-    @cached_property
-    def name(self) -> str:
-        return port_name(self.end)
+    name: str
 
     @property
     def host(self) -> str | None:
@@ -108,9 +104,10 @@ class PhysicalPlan:
     cluster: str
     hosts: tuple[str, ...]
     hcas: tuple[PlannedHca, ...]
-    host_ports: tuple[PlannedPort, ...]
+    host_ports: tuple[PlannedPort, ...]  # the HCA ports of the hosts (NON_HOST_GROUPS nodes are not probed)
     switch_ports: tuple[PlannedPort, ...]
     cables: tuple[PlannedCable, ...]
+    cable_ports: tuple[tuple[PlannedPort, PlannedPort], ...]  # per cable, in the same order: its two ends
     limits: PhysicalLimits
     rates_per_hour: Mapping[str, float] = field(default_factory=dict)  # acceptance.error_rates_per_hour
     switch_descriptions: Mapping[str, str] = field(default_factory=dict)  # switch -> its NodeDescription
@@ -120,8 +117,16 @@ class PhysicalPlan:
     def ports(self) -> tuple[PlannedPort, ...]:
         return self.host_ports + self.switch_ports
 
+    def port_names(self) -> tuple[str, ...]:
+        """The objects of the checks over ports: every host port, then every switch port."""
+        return tuple(p.name for p in self.host_ports) + tuple(p.name for p in self.switch_ports)
 
-def _cable_plan(spec: ClusterSpec, tier: str, explicit: CablePlan | None, source: str) -> dict[str, object]:
+
+_CablePlan = tuple[str | None, str, float | None, tuple[str, ...], tuple[str, ...]]
+
+
+def _cable_plan(spec: ClusterSpec, tier: str, explicit: CablePlan | None, source: str) -> _CablePlan:
+    """(medium, where it comes from, max length or reach, part numbers, vendors) of a cable of ``tier``."""
     cables = spec.fabric.cables
     by_tier = cables.tiers.get(tier)  # type: ignore[call-overload]
     medium, medium_from = None, ""
@@ -142,13 +147,13 @@ def _cable_plan(spec: ClusterSpec, tier: str, explicit: CablePlan | None, source
                 return value
         return None
 
-    return {
-        "medium": medium,
-        "medium_from": medium_from,
-        "max_length_m": pick("max_length_m"),
-        "part_numbers": tuple(cast("tuple[str, ...]", pick("part_numbers") or ())),
-        "vendors": tuple(cast("tuple[str, ...]", pick("vendors") or cables.vendors)),
-    }
+    return (
+        medium,
+        medium_from,
+        cast("float | None", pick("max_length_m")),
+        tuple(cast("tuple[str, ...]", pick("part_numbers") or ())),
+        tuple(cast("tuple[str, ...]", pick("vendors") or cables.vendors)),
+    )
 
 
 def _gpus(spec: ClusterSpec, node: Node, rails: Rails, rail_optimized: bool) -> dict[tuple[str, int], tuple[int, str]]:
@@ -164,6 +169,7 @@ def _gpus(spec: ClusterSpec, node: Node, rails: Rails, rail_optimized: bool) -> 
     return out
 
 
+@collector_paused()
 def build_physical_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -> PhysicalPlan:
     spec = loaded.spec
     topo = loaded.topology
@@ -172,25 +178,32 @@ def build_physical_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -
     hosts = [n for n in spec.nodes if not set(n.groups) & set(NON_HOST_GROUPS)]
     host_names = {n.name for n in hosts}
     cables: list[PlannedCable] = []
+    cable_ports: list[tuple[PlannedPort, PlannedPort]] = []
     host_ports: list[PlannedPort] = []
     switch_ports: list[PlannedPort] = []
     explicit_links = spec.fabric.links
+    by_tier: dict[str, _CablePlan] = {}  # the plan of a tier's cables that the spec names no cable of
     for link in topo.links:
         a, b = link.a, link.b
         role_a = "host" if a.hca else roles.get(a.device, "leaf")
         role_b = "host" if b.hca else roles.get(b.device, "leaf")
         tier = cable_tier(role_a, role_b)
-        source, explicit = "", None
-        if link.source[:2] == ("fabric", "links"):
+        if link.source[:2] == ("fabric", "links") and explicit_links[int(link.source[2])].cable is not None:
             index = int(link.source[2])
-            source, explicit = f"fabric.links[{index}].cable", explicit_links[index].cable
-        cable = PlannedCable(str(link), a, b, tier, link.speed, link.width, **_cable_plan(spec, tier, explicit, source))  # type: ignore[arg-type]
+            planned = _cable_plan(spec, tier, explicit_links[index].cable, f"fabric.links[{index}].cable")
+        else:
+            planned = by_tier.get(tier) or by_tier.setdefault(tier, _cable_plan(spec, tier, None, ""))
+        cable = PlannedCable(f"{a} <-> {b}", a, b, tier, link.speed, link.width, *planned)
         cables.append(cable)
-        for end in (a, b):
-            port = PlannedPort(end, link.speed, link.width, cable)
-            if end.hca is None:
+        ends = (
+            PlannedPort(a, link.speed, link.width, cable, port_name(a)),
+            PlannedPort(b, link.speed, link.width, cable, port_name(b)),
+        )
+        cable_ports.append(ends)
+        for port in ends:
+            if port.end.hca is None:
                 switch_ports.append(port)
-            elif end.device in host_names:
+            elif port.end.device in host_names:
                 host_ports.append(port)
     rails = Rails.of(spec)
     rail_optimized = spec.fabric.fat_tree is not None and spec.fabric.fat_tree.rails == "rail-optimized"
@@ -223,6 +236,7 @@ def build_physical_plan(loaded: LoadedSpec, *, twin: TwinLimits | None = None) -
         host_ports=tuple(host_ports),
         switch_ports=tuple(switch_ports),
         cables=tuple(cables),
+        cable_ports=tuple(cable_ports),
         limits=spec.acceptance.physical,
         rates_per_hour={str(k): v for k, v in spec.acceptance.error_rates_per_hour.items()},
         switch_descriptions={name: sw.node_desc for name, sw in topo.switches.items()},
