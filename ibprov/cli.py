@@ -1100,10 +1100,12 @@ def _load_spec(spec: Path) -> LoadedSpec:
     """The spec at ``spec``, its warnings printed to stderr (once: each command loads its spec once)."""
     # lazy: the spec's models (pydantic, 0.2 s) for the commands that read one, and for verify after its prestart
     from ibprov.clusterspec import load_spec
+    from ibprov.run.secrets import env_secrets, withhold  # lazy: with the spec's models
 
     loaded = load_spec(spec)
     for warning in loaded.warnings:
         click.echo(str(replace(warning, message=f"warning: {warning.message}")), err=True)
+    withhold(env_secrets(loaded.spec))  # no Ansible run of this command is given them
     return loaded
 
 

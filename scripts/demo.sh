@@ -79,6 +79,10 @@ $IBPROV report diff --history "$OUT/history" --spec "$OUT/cluster.yaml"
 grep -E '^ibprov_(verify_last_run_exit_code|findings_resolved|sm_master_info)' "$OUT/metrics/ibprov.prom"
 on_controller sinfo -N -o "'%N %T %E'"
 on_controller scontrol update NodeName=node02 State=RESUME
+step "15c. nothing secret on disk: the SM key is in no file the demo wrote (ansible-runner's artifacts, the fact
+   cache, the history, metrics and reports, the twin's state and logs)"
+if grep -rlF -- "$IBPROV_SM_KEY" "$OUT" .ibprov/twin-runs; then echo "the SM key was written to disk"; exit 1; fi
+echo "the SM key is in none of the $(find "$OUT" .ibprov/twin-runs -type f | wc -l) files written"
 step "16. the rack goes away, and nothing of it is left"
 $IBPROV twin status "$OUT/cluster.yaml"
 $IBPROV twin down "$OUT/cluster.yaml"

@@ -43,11 +43,18 @@ def _rate_code(rate: float | None) -> int | None:
     return None if rate is None else RATE_CODE[rate]
 
 
+# where ibprov's apply hands Ansible the secrets it needs: a private directory in memory, one file per variable
+# (ibprov/run/secrets.py); Ansible run without ibprov reads the environment
+_SECRETS_DIR = "lookup('ansible.builtin.env', 'IBPROV_SECRETS_DIR')"
+
+
 def _secret_expr(ref: str) -> str:
-    """``env:X`` -> an env lookup, ``vault:x`` -> the vaulted variable; resolved by Ansible at apply time."""
+    """``env:X`` -> the file X in IBPROV_SECRETS_DIR when ibprov runs Ansible, else the environment variable X;
+    ``vault:x`` -> the vaulted variable; resolved by Ansible at apply time."""
     kind, _, name = ref.partition(":")
     if kind == "env":
-        return "{{ lookup('ansible.builtin.env', '" + name + "') }}"
+        from_file = f"lookup('ansible.builtin.file', {_SECRETS_DIR} ~ '/{name}')"
+        return "{{ " + f"{from_file} if {_SECRETS_DIR} else lookup('ansible.builtin.env', '{name}')" + " }}"
     return "{{ " + name + " }}"
 
 

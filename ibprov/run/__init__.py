@@ -17,6 +17,7 @@ from ibprov.errors import AnsibleError, IbprovError
 from ibprov.resources import playbooks_dir, roles_dir
 from ibprov.run.adhoc import AnsibleRun, ansible_runner_run, start, why_no_host
 from ibprov.run.env import TUNED_CONFIG, ansible_config_found, ansible_env
+from ibprov.run.secrets import ansible_secrets, env_secrets, secret_files, withhold
 
 FAILED_FILE = "failed-hosts"
 
@@ -278,14 +279,17 @@ def apply_spec(
         inventory.append(target.inventory)
         # @failed first: within the target's hosts ("h1,h2,&@failed") Ansible would read it as a host name
         options = options.retrying(runner_dir).within(target.hosts).skipping(target.unsupported_tags)
-    result = run_playbook(
-        playbooks_dir() / "site.yml",
-        inventory,
-        runner_dir,
-        options,
-        roles_path=roles_dir(),
-        hosts_total=len(target.hosts) if target is not None else len(loaded.spec.nodes),
-        on_progress=on_progress,
-    )
+    withhold(env_secrets(loaded.spec))
+    with secret_files(ansible_secrets(loaded.spec)) as secrets:
+        result = run_playbook(
+            playbooks_dir() / "site.yml",
+            inventory,
+            runner_dir,
+            options,
+            roles_path=roles_dir(),
+            extra_env=secrets,
+            hosts_total=len(target.hosts) if target is not None else len(loaded.spec.nodes),
+            on_progress=on_progress,
+        )
     result.waiting = output.sm_waits_for
     return result

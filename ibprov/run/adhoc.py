@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ibprov.errors import AnsibleError
 from ibprov.run.env import ansible_env
+from ibprov.run.secrets import child_env, scrub_run_dir
 
 __all__ = [
     "AdHoc",
@@ -71,10 +72,18 @@ def failure(outcome: HostOutcome | None, kind: str) -> str | None:
 
 
 def ansible_runner_run(**kwargs: Any) -> Any:
-    """``ansible_runner.run`` itself, imported on first use."""
-    import ansible_runner  # lazy: 66 ms to import; `ibprov --help`, validate and render never run Ansible
+    """``ansible_runner.run`` itself (imported on first use), with nothing secret written: no input files
+    (``suppress_env_files``), and an environment without secrets, which ansible-runner records in the run's
+    ``command`` artifact (:mod:`ibprov.run.secrets`); what earlier runs left there is scrubbed first."""
+    # lazy: 66 ms to import; `ibprov --help`, validate and render never run Ansible
+    from ansible_runner.interface import init_runner
 
-    return ansible_runner.run(**kwargs)
+    if kwargs.get("private_data_dir"):
+        scrub_run_dir(Path(kwargs["private_data_dir"]))
+    runner = init_runner(suppress_env_files=True, **kwargs)
+    runner.config.env = child_env(runner.config.env)
+    runner.run()
+    return runner
 
 
 def start(run: AnsibleRun, command: str, **kwargs: Any) -> Any:

@@ -149,12 +149,12 @@ def test_real_ansible_that_cannot_start_is_an_exit_3_error() -> None:
 def test_verify_via_a_host_when_ansible_cannot_start_exits_3_with_the_reason(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    ansible_runner = pytest.importorskip("ansible_runner")
+    interface = pytest.importorskip("ansible_runner.interface")
 
-    def run(**kwargs: Any) -> Any:
+    def init_runner(**kwargs: Any) -> Any:
         raise RuntimeError("the private data dir is gone")
 
-    monkeypatch.setattr(ansible_runner, "run", run)
+    monkeypatch.setattr(interface, "init_runner", init_runner)
     monkeypatch.chdir(tmp_path)  # an internal error would leave ibprov-debug.log here
     result = CliRunner().invoke(cli, ["verify", "--fabric", str(RACK), "--via", "somehost"])
     assert result.exit_code == ExitCode.COLLECT_ERROR, result.output

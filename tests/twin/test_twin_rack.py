@@ -143,6 +143,11 @@ def verify(loaded: LoadedSpec) -> Report:
 
 
 SETTLED = ("STANDBY", "MASTER")
+SM_KEY = "0x5ec2e70000c0ffee"  # the spec's env:IBPROV_TWIN_TEST_SM_KEY: searched for in every file written here
+
+
+def files_holding(root: Path, value: str) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.is_file() and not p.is_symlink() and value.encode() in p.read_bytes()]
 
 
 def found(report: Report) -> set[tuple[str, str]]:
@@ -154,7 +159,7 @@ def rack_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LoadedSpec:
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (scripts/molecule.sh installs it)")
     monkeypatch.setenv("IBPROV_TWIN_DIR", str(tmp_path / "twins"))
-    monkeypatch.setenv("IBPROV_TWIN_TEST_SM_KEY", "0x00000000000000ab")
+    monkeypatch.setenv("IBPROV_TWIN_TEST_SM_KEY", SM_KEY)
     return load_spec_text(SPEC % {"run": os.getpid() % 10000}, str(tmp_path / "rack.yaml"))
 
 
@@ -233,6 +238,9 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert "STANDBY SM with priority 0" in standby.findings[0].observed
         heal(load_state(loaded))
         assert verify(loaded).findings == [], "heal stops the rogue"
+        # two applies, verifies, faults with the key: it is in no file ibprov or what it drives wrote here
+        # (ansible-runner's artifacts, the fact cache, the twin's state and logs)
+        assert files_holding(tmp_path, SM_KEY) == []
 
         # with OpenSM's default key beside planned SMs that set their own, OpenSM 3.3.23 ignores them
         # ("non-matching sm_key"): it may enter STANDBY first, but makes itself a second MASTER sooner or later,
