@@ -17,8 +17,10 @@ Product and documents followed:
   checked; ``configuration write`` to save);
 * Cray CANU's mocks of the JSON login (``{"status": "OK", "status_msg": "Successfully logged-in"}``).
 
-It pins: both logins and the session cookie (a command without one answers 302 to the login page, or 401 with
-``unauthenticated=401``); the answer's two status levels; an unknown command refused with status "ERROR" and
+It pins: both logins and the session cookie (a command without one answers 302 to the login page, 401 with
+``unauthenticated=401``, or 200 with status "ERROR" and a message saying the session expired with
+``unauthenticated=200``: ASSUMED wording); the switch's words under ``status_msg`` or, with
+``message_key="status_message"``, the other spelling; the answer's two status levels; an unknown command refused with status "ERROR" and
 ``% Unrecognized command ...``; a pkey outside 0x1-0x7ffe refused; ``ipoib`` or ``member`` on a partition that
 does not exist refused; a second partition with a pkey another holds refused; the state the commands leave
 (SM on/off and priority, allow-both, partitions name -> pkey, IPoIB flag, members) and ``show running-config``
@@ -117,12 +119,14 @@ class MlnxosContract:
         login_refusal: int = 200,
         unauthenticated: int = 302,
         config_shape: str = "text",
+        message_key: str = "status_msg",
     ) -> None:
         self.server = server
         self._login = (username, password)
         self.login_refusal = login_refusal
         self.unauthenticated = unauthenticated
         self.config_shape = config_shape
+        self.key = message_key  # the key of the switch's words: status_msg (the manual, CANU) or status_message
         self.state = State()
         self.saved: State | None = None
         self.sessions: set[str] = set()
@@ -201,7 +205,7 @@ class MlnxosContract:
             return self._record("form-login", (), self._form_login(request))
         if route[:3] == ("POST", "/admin/launch", "json"):
             return self._commands(request)
-        return self._record("unknown", (), _json({"status": "ERROR", "status_msg": "Not Found"}, 404))
+        return self._record("unknown", (), _json({"status": "ERROR", self.key: "Not Found"}, 404))
 
     def _record(self, kind: str, commands: tuple[str, ...], response: Response) -> Response:
         self.requests.append(Recorded(kind, commands, response.status_code))
@@ -217,9 +221,9 @@ class MlnxosContract:
         body = request.get_json(silent=True)
         given = (body.get("username"), body.get("password")) if isinstance(body, dict) else None
         if given != self._login:
-            refused = {"status": "ERROR", "status_msg": "Authentication failed: invalid username or password"}
+            refused = {"status": "ERROR", self.key: "Authentication failed: invalid username or password"}
             return _json(refused, self.login_refusal)
-        return self._new_session(_json({"status": "OK", "status_msg": "Successfully logged-in"}))
+        return self._new_session(_json({"status": "OK", self.key: "Successfully logged-in"}))
 
     def _form_login(self, request: Request) -> Response:
         if (request.form.get("f_user_id"), request.form.get("f_password")) != self._login:
@@ -230,13 +234,15 @@ class MlnxosContract:
         body = request.get_json(silent=True)
         if request.cookies.get(SESSION_COOKIE) not in self.sessions:
             if self.unauthenticated == 401:
-                response = _json({"status": "ERROR", "status_msg": "Unauthorized"}, 401)
+                response = _json({"status": "ERROR", self.key: "Unauthorized"}, 401)
+            elif self.unauthenticated == 200:  # ASSUMED wording: a session the switch no longer knows
+                response = _json({"status": "ERROR", self.key: "Session expired: please log in again"})
             else:
                 response = Response("", status=302, headers={"Location": LOGIN_PAGE})
             return self._record("commands", _carried(body), response)
         commands = _carried(body)
         if not commands:
-            return self._record("commands", (), _json({"status": "ERROR", "status_msg": "no commands"}, 400))
+            return self._record("commands", (), _json({"status": "ERROR", self.key: "no commands"}, 400))
         answer = self._run(commands)
         if self._expire_after is not None:
             self._expire_after -= 1
@@ -253,10 +259,10 @@ class MlnxosContract:
             try:
                 data = self._execute(command)
             except _Error as error:
-                results.append({"executed_command": command, "status": "ERROR", "status_msg": str(error)})
-                return {"status": "ERROR", "status_msg": str(error), "results": results}
-            results.append({"executed_command": command, "status": "OK", "status_msg": "", "data": data})
-        return {"status": "OK", "status_msg": "", "results": results}
+                results.append({"executed_command": command, "status": "ERROR", self.key: str(error)})
+                return {"status": "ERROR", self.key: str(error), "results": results}
+            results.append({"executed_command": command, "status": "OK", self.key: "", "data": data})
+        return {"status": "OK", self.key: "", "results": results}
 
     # --- the CLI ---------------------------------------------------------------------------------------
 

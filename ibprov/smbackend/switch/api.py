@@ -11,13 +11,16 @@
 ONE command per request (Omnia sends them so as well): the API's behaviour after a refused command in a batch is
 not documented, and one per request makes the refused command the last one the switch ever received.
 
-A session that expired (HTTP 401, or a redirect to the login page) is renewed once with the same credentials and
-the command sent again (it was not run: the switch refused the request before running it). The credentials
+A session that expired (HTTP 401, a redirect to the login page, or 200 with status ERROR, no per-command result
+and words about the session) is renewed once with the same credentials and the command sent again (it was not
+run: the switch refused the request before running it); a second such answer is reported. The switch's words are
+read under ``status_msg`` or ``status_message``. The credentials
 are kept private: never in a message, a log or a repr.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,13 +48,24 @@ class CommandRefused(Exception):
         self.message = message
 
 
+# the key of the switch's words: ``status_msg`` in the MLNX-OS manual's examples and CANU's mocks,
+# ``status_message`` in other releases' answers; read under either
+MESSAGE_KEYS = ("status_msg", "status_message")
+# what a switch says when the session a request carried is gone (it answers 200 with status ERROR then, as well
+# as 401 or a redirect to the login page)
+_SESSION_GONE = re.compile(r"session|log ?in|logged|authenticat|authoriz", re.IGNORECASE)
+
+
 def _message(data: Any, fallback: str) -> str:
-    """The switch's own words: the command's ``status_msg``, else the answer's, else ``fallback``."""
+    """The switch's own words: the command's message, else the answer's, else ``fallback``."""
     if isinstance(data, Mapping):
         first = _first_result(data)
         for source in (first, data):
-            if isinstance(source, Mapping) and isinstance(source.get("status_msg"), str) and source["status_msg"]:
-                return str(source["status_msg"])
+            if not isinstance(source, Mapping):
+                continue
+            for key in MESSAGE_KEYS:
+                if isinstance(source.get(key), str) and source[key]:
+                    return str(source[key])
     return fallback
 
 
@@ -139,8 +153,8 @@ class SwitchApi:
             if _expired(answer):
                 raise BackendError(
                     USERNAME,
-                    f"{self.http.what} at {self.http.base} refused a fresh session (HTTP {answer.status}): check "
-                    "that the account may use the JSON API",
+                    f"{self.http.what} at {self.http.base} refused a fresh session (HTTP {answer.status}: "
+                    f"{_message(answer.json(), 'no message')}): check that the account may use the JSON API",
                 )
         if answer.status >= 500 or answer.status == 404:
             raise BackendError(URL, self._unexpected(answer, "a command"))
@@ -176,5 +190,12 @@ def _status(data: Any) -> Any:
 
 
 def _expired(answer: Response) -> bool:
-    """HTTP 401, or a redirect (the web UI's answer to a request without a valid session: the login page)."""
-    return answer.status == 401 or 300 <= answer.status < 400
+    """The request's session is gone, so nothing was run: HTTP 401, a redirect (the web UI's answer to a request
+    without a valid session: the login page), or 200 with status ERROR, no per-command result and words about
+    the session or the login."""
+    if answer.status == 401 or 300 <= answer.status < 400:
+        return True
+    data = answer.json() if answer.status == 200 else None
+    if not isinstance(data, Mapping) or _status(data) == "OK" or _first_result(data) is not None:
+        return False
+    return bool(_SESSION_GONE.search(_message(data, "")))

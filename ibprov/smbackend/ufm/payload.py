@@ -3,8 +3,9 @@ endpoints (UFM Enterprise REST API Guide 6.12-6.22, "PKey GUIDs Rest API"), and 
 :class:`BackendState`.
 
 What UFM carries (:data:`CARRIED`): the IPoIB flag, the members by port GUID with their membership (full or
-limited: UFM has no "both", which spec validation already refuses), and the QoS limits ``mtu_limit`` (the IBTA
-code, as OpenSM's ``mtu=``), ``service_level`` and ``rate_limit`` (Gb/s). UFM keeps no partition name before
+limited: UFM has no "both", which spec validation already refuses), and the QoS limits ``mtu_limit`` (ASSUMED to be
+the IBTA code, as OpenSM's ``mtu=``: no public source says; docs/sm-backends.md has the evidence both ways),
+``service_level`` and ``rate_limit`` (Gb/s). UFM keeps no partition name before
 6.22 (6.22 adds ``partition_name`` to ``pkeys/add``), so the name is not compared.
 
 Reading is lenient where the sources disagree and strict where a misreading would change the fabric: GUIDs

@@ -16,7 +16,7 @@ from ibprov.clusterspec.model import CONTRACT_TESTED
 from ibprov.errors import IbprovError
 from ibprov.identity.guids import GuidBook
 from ibprov.report.model import SectionReport
-from ibprov.verify.backend.checks import FAMILIES, held
+from ibprov.verify.backend.checks import FAMILIES, as_planned, held
 from ibprov.verify.backend.collect import read_backend
 from ibprov.verify.backend.facts import SCHEMA, BackendFacts
 from ibprov.verify.backend.observation import BackendView
@@ -38,7 +38,12 @@ def _facts(plan: BackendCheckPlan, view: BackendView) -> BackendFacts:
     if have is None:
         return BackendFacts(plan.kind, plan.where, False, len(plan.desired.partitions), 0, 0, False)
     unplanned = [k for k in have.partitions if k not in plan.desired.partitions]
-    planned_held = all(have.partitions.get(k) == p for k, p in plan.desired.partitions.items())
+    # compared as the partition check compares (and apply reconciles): a limit the plan leaves unset is the
+    # back end's own default, never a difference
+    planned_held = all(
+        (got := have.partitions.get(k)) is not None and as_planned(p, got) == p
+        for k, p in plan.desired.partitions.items()
+    )
     sm_held = plan.sm is None or have.sm == plan.sm
     in_sync = planned_held and sm_held and not (plan.prune and unplanned)
     return BackendFacts(

@@ -231,7 +231,7 @@ def test_a_missing_credential_is_located_at_its_reference(monkeypatch: pytest.Mo
     assert err.value.path == ("subnet_manager", "switch", "password")
 
 
-@pytest.mark.parametrize("unauthenticated", [302, 401])
+@pytest.mark.parametrize("unauthenticated", [302, 401, 200])
 def test_a_session_that_expires_mid_run_is_renewed_once_and_the_run_continues(
     httpserver: HTTPServer, unauthenticated: int
 ) -> None:
@@ -246,6 +246,25 @@ def test_a_session_that_expires_mid_run_is_renewed_once_and_the_run_continues(
     kinds = [(r.kind, r.status) for r in switch.requests]
     assert kinds.count(("json-login", 200)) == 2
     assert ("commands", unauthenticated) in kinds
+
+
+@pytest.mark.parametrize("key", ["status_msg", "status_message"])
+def test_the_switch_s_words_are_read_under_either_key(httpserver: HTTPServer, key: str) -> None:
+    switch = MlnxosContract(httpserver, message_key=key)
+    switch.refuse("ib partition mixed ipoib", "% IPoIB is not allowed on this partition")
+    cfg = config(switch.url)
+    result = apply_switch(connect(cfg), cfg, DESIRED)
+    assert not result.ok
+    assert result.message == "% IPoIB is not allowed on this partition"
+
+
+def test_a_refused_command_that_talks_of_no_session_is_not_taken_for_an_expired_one(httpserver: HTTPServer) -> None:
+    switch = MlnxosContract(httpserver, unauthenticated=200)
+    switch.refuse("ib partition mixed ipoib", "% partition mixed: IPoIB needs the SM running")
+    cfg = config(switch.url)
+    result = apply_switch(connect(cfg), cfg, DESIRED)
+    assert not result.ok
+    assert [r.kind for r in switch.requests].count("json-login") == 1
 
 
 def test_a_session_refused_again_after_a_fresh_login_is_an_error_not_a_loop(switch: MlnxosContract) -> None:

@@ -23,6 +23,7 @@ from ibprov.identity.guids import GuidBook
 from ibprov.report.model import Finding, SectionReport, Severity
 from ibprov.smbackend.desired import desired_state
 from ibprov.smbackend.state import BackendState
+from ibprov.smbackend.sync import backend_apply, backend_plan
 from ibprov.smbackend.ufm.payload import qos_fields
 from ibprov.verify.registry import VerifyOptions, load_section, section_info
 
@@ -129,6 +130,24 @@ def test_a_ufm_holding_the_plan_passes_and_nothing_is_changed(
     }
     assert report.facts.as_dict()["in_sync"] is True
     assert ufm.changing_calls() == []
+
+
+def test_right_after_apply_a_ufm_keeping_its_own_qos_defaults_is_in_sync_in_the_summary_too(
+    httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """UFM reads back mtu_limit 2, rate_limit 2.5 and service_level 0 for limits the spec leaves unset: apply
+    sends nothing for them, the checks find nothing, and the summary (and in_sync) agrees with both."""
+    monkeypatch.setenv("IBPROV_UFM_USER", UFM_USER)
+    monkeypatch.setenv("IBPROV_UFM_PASSWORD", UFM_PASSWORD)
+    ufm = UfmContract(httpserver, qos_defaults=True)
+    loaded = load_spec_text(UFM.replace("https://ufm.example.org", ufm.url), "cluster.yaml")
+    book = GuidBook.for_spec(loaded)
+    assert backend_apply(loaded, book).failed is None
+    assert backend_plan(loaded, book).in_sync, "plan: nothing left to send"
+    report = run(loaded)
+    assert findings(report) == []
+    assert report.facts.as_dict()["in_sync"] is True
+    assert report.facts.lines()[0].endswith("; in sync")
 
 
 def test_a_ufm_member_held_with_another_membership_is_the_one_finding(
