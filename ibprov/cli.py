@@ -479,11 +479,15 @@ def _run_backend(loaded: LoadedSpec, *, check: bool) -> bool:
     for action in changes:
         done = result is None or action in result.done
         mark = "would send" if result is None else ("sent" if done else "not sent")
+        if result is not None and result.broken and action is result.failed:
+            mark = "failed (carried out or not: unknown)"
         click.echo(f"  {mark}: {action.text}")
     for note in plan.notes:
         click.echo(f"  note: {note}")
     if not changes:
         click.echo("  in sync: nothing to send")
+    if result is not None and result.failed is not None and result.broken:
+        raise CollectError(_broken_backend(loaded, result, refusal_path(loaded, result.failed)))
     if result is not None and result.failed is not None:
         where = loaded.source.problem(
             refusal_path(loaded, result.failed), f"refused {result.failed.text!r}: {result.message}"
@@ -491,6 +495,29 @@ def _run_backend(loaded: LoadedSpec, *, check: bool) -> bool:
         click.echo(f"{where}; nothing after it was sent", err=True)
         return False
     return True
+
+
+ACCEPTED_SHOWN = 10
+
+
+def _broken_backend(loaded: LoadedSpec, result: Any, path: tuple[str | int, ...]) -> str:
+    """The back end failed while a change was sent: where it came from, what was accepted before it, what to do."""
+    spec = loaded.source.file
+    accepted = [a.text for a in result.done if a.changes_state]
+    shown = "; ".join(accepted[:ACCEPTED_SHOWN]) + (
+        f"; +{len(accepted) - ACCEPTED_SHOWN} more" if len(accepted) > ACCEPTED_SHOWN else ""
+    )
+    before = (
+        f"the back end accepted {len(accepted)} change(s) before it: {shown}"
+        if accepted
+        else ("the back end accepted no change before it")
+    )
+    message = (
+        f"sending {result.failed.text!r} failed: {result.message}; {before}; whether it was carried out is "
+        f"unknown and nothing after it was sent: `ibprov plan {spec}` reads the back end and shows what is left, "
+        f"`ibprov apply {spec}` completes it"
+    )
+    return str(loaded.source.problem(path, message))
 
 
 @cli.command()

@@ -35,8 +35,11 @@ class BackendPlan:
 class BackendResult:
     plan: BackendPlan
     done: list[Action] = field(default_factory=list)  # sent and accepted, in order
-    failed: Action | None = None  # the first refused action (nothing after it was sent)
-    message: str = ""  # the back end's own words for the refusal
+    failed: Action | None = None  # the first refused action, or the one being sent when the back end failed
+    message: str = ""  # the back end's own words for the refusal, or what failed (HTTP 503, a timeout, a reset)
+    # the back end failed while ``failed`` was being sent (a server error, no answer, a reset connection) rather
+    # than refusing it: whether it was carried out is unknown (the next plan reads what is left)
+    broken: bool = False
 
     @property
     def ok(self) -> bool:

@@ -10,9 +10,11 @@ host. Every request and answer is recorded (:attr:`HttpSession.log`) without bod
 
 from __future__ import annotations
 
+import http.client
 import http.cookiejar
 import json
 import ssl
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,6 +26,9 @@ from ibprov.clusterspec.positions import Path
 from ibprov.smbackend.errors import BackendError
 
 __all__ = ["HttpSession", "Response"]
+
+_TRANSIENT = frozenset({500, 502, 503, 504})
+_sleep = time.sleep  # the pause between tries (tests replace it)
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,10 @@ class HttpSession:
     url_path: Path = ()  # the spec field of the URL, for located errors
     what: str = "the back end"  # "switch leaf01", "UFM"
     log: list[tuple[str, str, int]] = field(default_factory=list)  # (method, path, status)
+    # a request that changes nothing (a read, a login) is tried again after each of these pauses when the back
+    # end answers 500, 502, 503 or 504 or cannot be talked to; a request that changes state never is (it may
+    # have been carried out: the next plan reads what is left)
+    retry_delays: tuple[float, ...] = (0.5, 1.0, 2.0)
 
     def __post_init__(self) -> None:
         self.base = self.base.rstrip("/")
@@ -85,6 +94,30 @@ class HttpSession:
         json_body: Any = None,
         form: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
+        changes_nothing: bool = False,
+    ) -> Response:
+        """One request; with ``changes_nothing``, tried again (bounded, :attr:`retry_delays`) while the back end
+        answers a server error or cannot be talked to."""
+        pauses = list(self.retry_delays) if changes_nothing else []
+        while True:
+            try:
+                response = self._once(method, path, json_body=json_body, form=form, headers=headers)
+            except BackendError:
+                if not pauses:
+                    raise
+            else:
+                if response.status not in _TRANSIENT or not pauses:
+                    return response
+            _sleep(pauses.pop(0))
+
+    def _once(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any,
+        form: Mapping[str, str] | None,
+        headers: Mapping[str, str] | None,
     ) -> Response:
         data = None
         sent = {"Accept": "application/json", **(headers or {})}
@@ -102,7 +135,7 @@ class HttpSession:
             response = Response(err.code, dict(err.headers.items()) if err.headers else {}, err.read() or b"")
         except urllib.error.URLError as err:
             raise BackendError(self.url_path, self._unreachable(err.reason)) from None
-        except (TimeoutError, OSError) as err:
+        except (TimeoutError, OSError, http.client.HTTPException) as err:  # a reset, a timeout, a cut answer
             raise BackendError(self.url_path, self._unreachable(err)) from None
         self.log.append((method, path.split("?")[0], response.status))
         return response

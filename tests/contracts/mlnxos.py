@@ -20,11 +20,11 @@ Product and documents followed:
 It pins: both logins and the session cookie (a command without one answers 302 to the login page, 401 with
 ``unauthenticated=401``, or 200 with status "ERROR" and a message saying the session expired with
 ``unauthenticated=200``: ASSUMED wording); the switch's words under ``status_msg`` or, with
-``message_key="status_message"``, the other spelling; the answer's two status levels; an unknown command refused with status "ERROR" and
-``% Unrecognized command ...``; a pkey outside 0x1-0x7ffe refused; ``ipoib`` or ``member`` on a partition that
-does not exist refused; a second partition with a pkey another holds refused; the state the commands leave
-(SM on/off and priority, allow-both, partitions name -> pkey, IPoIB flag, members) and ``show running-config``
-answered from it in the same CLI syntax, among comments and lines of other features.
+``message_key="status_message"``, the other spelling; the answer's two status levels; an unknown command refused
+with status "ERROR" and ``% Unrecognized command ...``; a pkey outside 0x1-0x7ffe refused; ``ipoib`` or ``member``
+on a partition that does not exist refused; a second partition with a pkey another holds refused; the state the
+commands leave (SM on/off and priority, allow-both, partitions name -> pkey, IPoIB flag, members) and ``show
+running-config`` answered from it in the same CLI syntax, among comments and lines of other features.
 
 ASSUMED (not confirmed against a switch): the priority keyword ``ib sm sm-priority N`` (0-15; a public
 runbook's); the JSON shape of ``show running-config`` (``results[0].data`` as one text, switchable to a list
@@ -38,7 +38,9 @@ session cookie's name ``session``.
 
 The server records every request (kind, the commands it carried, the HTTP status; never a login body) and
 every command it received in a valid session, and counts the ones that may change state (all but ``show``).
-It can be told to refuse a command (fault injection) and to drop its sessions after a number of requests.
+It can be told to refuse a command (fault injection) and to drop its sessions after a number of requests;
+``faults`` (tests/contracts/faults.py) breaks it in the middle of a sync: a 503, a reset after the command
+was carried out, a stall past the client's timeout, failing reads.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from contracts.faults import Faults
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
@@ -134,6 +137,7 @@ class MlnxosContract:
         self.commands: list[str] = []  # every command received in a valid session, in order
         self.refusals: dict[str, str] = {}
         self._expire_after: int | None = None
+        self.faults = Faults()  # a 503, a reset or a stall in the middle of a sync; reads that fail first
         server.expect_request(re.compile(r"^/.*")).respond_with_handler(self._handle)
 
     # --- what tests set and read -----------------------------------------------------------------------
@@ -243,13 +247,15 @@ class MlnxosContract:
         commands = _carried(body)
         if not commands:
             return self._record("commands", (), _json({"status": "ERROR", self.key: "no commands"}, 400))
-        answer = self._run(commands)
+        changing = any(not c.startswith("show ") for c in commands)
+        unavailable = _json({"status": "ERROR", self.key: "Service Unavailable"}, 503)
+        response = self.faults.answer(request, changing, lambda: _json(self._run(commands)), unavailable)
         if self._expire_after is not None:
             self._expire_after -= 1
             if self._expire_after == 0:
                 self.sessions.clear()
                 self._expire_after = None
-        return self._record("commands", commands, _json(answer))
+        return self._record("commands", commands, response)
 
     def _run(self, commands: tuple[str, ...]) -> dict[str, Any]:
         """Each command in order; the batch stops at the first refused one (ASSUMED)."""

@@ -37,7 +37,8 @@ the pkey's ip_over_ib; the Default partition 0x7fff cannot be deleted (400); err
 ``/app/ufm_version`` answers ``{"ufm_release_version": ...}``.
 
 The server records every request (method, path, query, JSON body and status; never a header or the login
-form) and counts the calls that may change state.
+form) and counts the calls that may change state. ``faults`` (tests/contracts/faults.py) breaks it in the middle
+of a sync: a 503, a reset after the call was carried out, a stall past the client's timeout, failing reads.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from contracts.faults import Faults
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
@@ -128,6 +130,7 @@ class UfmContract:
         self.pkeys: dict[int, Pkey] = {DEFAULT_PKEY: Pkey(ip_over_ib=True)}
         self.refused: dict[int, tuple[int, str]] = {}
         self.failing: int | None = None
+        self.faults = Faults()  # a 503, a reset or a stall in the middle of a sync; reads that fail first
         self.requests: list[Recorded] = []
         server.expect_request(re.compile(r"^/.*")).respond_with_handler(self._handle)
 
@@ -164,7 +167,9 @@ class UfmContract:
     # --- the server ------------------------------------------------------------------------------------
 
     def _handle(self, request: Request) -> Response:
-        response = self._route(request)
+        changing = request.method in CHANGING and request.path != "/dologin"
+        unavailable = _json({"error": "Service Unavailable"}, 503)
+        response = self.faults.answer(request, changing, lambda: self._route(request), unavailable)
         body = None if request.path == "/dologin" else request.get_json(silent=True)
         self.requests.append(
             Recorded(request.method, request.path, request.query_string.decode(), body, response.status_code)

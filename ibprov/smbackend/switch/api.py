@@ -114,7 +114,8 @@ class SwitchApi:
         if self._credentials is None:
             raise BackendError(USERNAME, f"{self.http.what}: no login before the first command")
         username, password = self._credentials
-        answer = self.http.request("POST", LOGIN_PATH, json_body={"username": username, "password": password})
+        body = {"username": username, "password": password}
+        answer = self.http.request("POST", LOGIN_PATH, json_body=body, changes_nothing=True)
         data = answer.json()
         if answer.status in (401, 403) or (answer.status == 200 and _status(data) != "OK"):
             said = _message(data, f"HTTP {answer.status}")
@@ -141,11 +142,13 @@ class SwitchApi:
 
     def _post(self, command: str) -> Response:
         body = {"execution_type": "sync", "commands": [command]}
-        return self.http.request("POST", COMMAND_PATH, json_body=body)
+        reads = command.startswith("show ")  # a show changes nothing: tried again on a server error
+        return self.http.request("POST", COMMAND_PATH, json_body=body, changes_nothing=reads)
 
     def run(self, command: str) -> dict[str, Any]:
         """Send ``command`` alone and return the switch's answer; raises :class:`CommandRefused` when the
-        answer's or the command's status is not OK, BackendError when the switch cannot be talked to."""
+        answer's or the command's status is not OK, BackendError when the switch cannot be talked to (or
+        answers a server error: whether a changing command was carried out is then unknown)."""
         answer = self._post(command)
         if _expired(answer):
             self._login()  # once: the session expired (or was dropped); the command was not run

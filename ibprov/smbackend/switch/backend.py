@@ -1,7 +1,8 @@
 """Plan and apply the SM embedded in a managed switch: log in, read ``show running-config`` back into the one
 model first, then send only the difference from the spec's desired state (:func:`~.commands.diff_commands`),
-one command per request, stopping at the first one the switch refuses -- nothing after it is sent, and the
-result names it with the switch's own words. A second run against the resulting state sends nothing that
+one command per request, stopping at the first one the switch refuses or fails on (a server error, no answer,
+a reset connection) -- nothing after it is sent, and the result names it with the switch's own words or what
+failed. A second run against the resulting state sends nothing that
 changes state."""
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ def apply_switch(api: SwitchApi, cfg: SwitchSm, desired: BackendState) -> Backen
             api.run(action.text)
         except CommandRefused as refused:
             result.failed, result.message = action, refused.message
+            break
+        except BackendError as broken:  # a server error, no answer or a reset while it was sent
+            result.failed, result.message, result.broken = action, broken.message, True
             break
         result.done.append(action)
     return result

@@ -111,7 +111,7 @@ class UfmApi:
 
     def _dologin(self) -> None:
         form = {"httpd_username": self._username, "httpd_password": self._password}
-        answer = self.http.request("POST", "/dologin", form=form)
+        answer = self.http.request("POST", "/dologin", form=form, changes_nothing=True)
         if answer.status == 404:
             raise self._wrong_style("POST /dologin")
         if answer.status in (401, 403):
@@ -120,7 +120,9 @@ class UfmApi:
             raise BackendError(URL, self._said(answer, "POST /dologin"))
 
     def _send(self, method: str, suffix: str, body: Any = None, *, retried: bool = False) -> Response:
-        answer = self.http.request(method, self.prefix + suffix, json_body=body, headers=self._headers)
+        answer = self.http.request(
+            method, self.prefix + suffix, json_body=body, headers=self._headers, changes_nothing=method == "GET"
+        )
         if answer.status in (401, 403):
             if self.auth == "session" and not retried:  # an expired session: log in again, once
                 self._dologin()

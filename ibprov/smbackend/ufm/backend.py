@@ -225,11 +225,16 @@ def plan_ufm(api: UfmApi, cfg: UfmSm, desired: BackendState) -> BackendPlan:
 
 
 def apply_ufm(api: UfmApi, cfg: UfmSm, desired: BackendState) -> BackendResult:
-    """Read UFM, then send the difference in order; the first refused call stops the run with UFM's words."""
+    """Read UFM, then send the difference in order; the first refused call stops the run with UFM's words, the
+    first UFM fails on (a server error, no answer, a reset) with what failed."""
     plan, calls = _planned(api, cfg, desired)
     result = BackendResult(plan)
     for action, call in zip(plan.actions, calls, strict=True):
-        reply = call.send(api)
+        try:
+            reply = call.send(api)
+        except BackendError as broken:  # a server error, no answer or a reset while it was sent
+            result.failed, result.message, result.broken = action, broken.message, True
+            break
         if not reply.ok:
             result.failed, result.message = action, reply.message
             break
