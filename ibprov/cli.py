@@ -415,21 +415,25 @@ def _run_apply(spec: Path, options: ApplyOptions, *, run_dir: Path | None, targe
         where = apply_target(load_state(loaded))
         directory = run_dir or Path(".ibprov") / "twin-runs" / loaded.spec.cluster.name
         rendered = None
-    # the switch or UFM SM first, then the hosts: the vendor SM holds the partitions before the role stops the
-    # host OpenSMs it replaces (a migration hands over without a gap); a failing back end never stops the hosts
-    backend_ok, backend_error = True, None
-    if loaded.spec.subnet_manager.backend != "opensm":
-        try:
-            backend_ok = _run_backend(loaded, check=options.check)
-        except CollectError as exc:
-            backend_ok, backend_error = False, exc
-            click.echo(str(exc), err=True)
-    with Live(console=err_console, transient=True, refresh_per_second=8) as live:
+    from ibprov.run.lock import run_lock  # lazy: with the run
 
-        def show(p: Progress) -> None:
-            live.update(f"[bold]{p.play}[/] › {p.task}  ({p.hosts_done}/{p.hosts_total} hosts)")
+    # one apply or plan of a cluster at a time (a second one is refused at once, naming the first)
+    with run_lock(directory, f"{'plan' if options.check else 'apply'} of cluster {loaded.spec.cluster.name}"):
+        # the switch or UFM SM first, then the hosts: the vendor SM holds the partitions before the role stops the
+        # host OpenSMs it replaces (a migration hands over without a gap); a failing back end never stops the hosts
+        backend_ok, backend_error = True, None
+        if loaded.spec.subnet_manager.backend != "opensm":
+            try:
+                backend_ok = _run_backend(loaded, check=options.check)
+            except CollectError as exc:
+                backend_ok, backend_error = False, exc
+                click.echo(str(exc), err=True)
+        with Live(console=err_console, transient=True, refresh_per_second=8) as live:
 
-        result = apply_spec(loaded, directory, options, target=where, rendered=rendered, on_progress=show)
+            def show(p: Progress) -> None:
+                live.update(f"[bold]{p.play}[/] › {p.task}  ({p.hosts_done}/{p.hosts_total} hosts)")
+
+            result = apply_spec(loaded, directory, options, target=where, rendered=rendered, on_progress=show)
     for host, task, text in result.diffs:
         out_console.print(f"[bold]--- {host}: {task}[/]")
         click.echo(text, nl=not text.endswith("\n"))
