@@ -26,6 +26,7 @@ from pydantic_core import CoreSchema, core_schema
 from ibprov.clusterspec.physical import EFFECTIVE_BER_MAX, RAW_BER_MAX, RAW_BER_WARN
 from ibprov.clusterspec.types import (
     PATTERN_WORDS,
+    AbsolutePath,
     Description,
     DeviceName,
     Guid,
@@ -33,6 +34,7 @@ from ibprov.clusterspec.types import (
     IpAddress,
     IpNetwork,
     Label,
+    LocalPath,
     LoginName,
     Name,
     PolicyText,
@@ -419,9 +421,7 @@ class SwitchSm(Strict):
     verify_tls: bool = Field(
         True, description="Verify the switch's TLS certificate (against ca_file, else the system's CAs)."
     )
-    ca_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+~-]+$")] | None = Field(
-        None, description="CA bundle that signed the switch's certificate."
-    )
+    ca_file: LocalPath | None = Field(None, description="CA bundle that signed the switch's certificate.")
     priority: int = Field(15, ge=0, le=15, description="The switch SM's sm priority (15 wins).")
     save: bool = Field(True, description="Save the running configuration (`configuration write`) after a change.")
     prune: bool = Field(
@@ -444,9 +444,7 @@ class UfmSm(Strict):
     password: SecretRef | None = Field(None, description="Password reference (basic and session).")
     token: SecretRef | None = Field(None, description="Access token reference (token).")
     verify_tls: bool = Field(True, description="Verify UFM's TLS certificate (against ca_file, else the system's CAs).")
-    ca_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+~-]+$")] | None = Field(
-        None, description="CA bundle that signed UFM's certificate."
-    )
+    ca_file: LocalPath | None = Field(None, description="CA bundle that signed UFM's certificate.")
     prune: bool = Field(
         False,
         description="Delete partitions UFM holds that the spec does not name (default: leave them -- other tools, "
@@ -691,7 +689,7 @@ class Rail(Strict):
 
 class MpiFlavour(Strict):
     name: Name = Field(description="Flavour name; openmpi is the distribution's Open MPI (its file's path is known).")
-    mca_params_file: Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$")] | None = Field(
+    mca_params_file: AbsolutePath | None = Field(
         None, description="Path of the flavour's openmpi-mca-params.conf (needed for every flavour but openmpi)."
     )
 
@@ -802,7 +800,7 @@ class Scheduler(Strict):
     group: GroupName | None = Field(
         None, description="Only nodes of this group are Slurm nodes (default: every node that is a host)."
     )
-    config_dir: Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$")] = Field(
+    config_dir: AbsolutePath = Field(
         "/etc/slurm", description="Directory of slurm.conf on the controller; the topology file is written there."
     )
     manage_topology: bool = Field(True, description="apply installs the topology file and runs scontrol reconfigure.")
@@ -1008,7 +1006,6 @@ class Acceptance(Strict):
 
 # ------------------------------------------------------------------------------------------ monitoring
 VerifySection = Literal["fabric", "nodes", "routing", "scheduler", "mpi", "perf", "backend", "physical"]
-AbsolutePath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$")]
 
 
 class VerifyTimer(Strict):
@@ -1029,7 +1026,7 @@ class VerifyTimer(Strict):
         description="node_exporter's textfile collector directory; the metrics go to ibprov.prom in it.",
     )
     install: bool = Field(True, description="Install ibprov into a virtualenv on the host (/opt/ibprov).")
-    wheelhouse: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+~-]+$")] | None = Field(
+    wheelhouse: LocalPath | None = Field(
         None,
         description="A directory of wheels on the machine that runs apply (ibprov and its dependencies), for "
         "hosts without a package index; default: pip installs ibprov from the index.",

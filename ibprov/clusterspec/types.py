@@ -7,7 +7,7 @@ import re
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 from typing import Annotated, Any, NamedTuple
 
-from pydantic import BeforeValidator, Field, PlainSerializer, StringConstraints, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, StringConstraints, WithJsonSchema
 
 NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 # the groups discover gives CA nodes that are no hosts (no SSH, no inventory host): SHARP, UFM, gateways
@@ -61,6 +61,20 @@ def _parse_secret(value: Any) -> str:
     if isinstance(value, str) and _SECRET_RE.match(value):
         return value
     raise ValueError("must be a reference to the secret (env:VARIABLE or vault:variable_name), never the key itself")
+
+
+def _stays_inside(value: str) -> str:
+    """A path never goes up a directory: ``..`` would take a rendered file, a history or a wheelhouse out of the
+    directory the spec names (and a relative one out of the spec's own directory)."""
+    if ".." in value.split("/"):
+        raise ValueError("must not contain '..' (it would leave the directory it names): give the path itself")
+    return value
+
+
+# a path on a managed node: absolute
+AbsolutePath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./+-]+$"), AfterValidator(_stays_inside)]
+# a path on the machine that runs ibprov: absolute, ~/..., or relative to the directory ibprov runs in
+LocalPath = Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+~-]+$"), AfterValidator(_stays_inside)]
 
 
 SecretRef = Annotated[

@@ -55,9 +55,45 @@ class LockFile:
         except (OSError, yaml.YAMLError) as exc:
             raise SpecError([Problem(str(path), 1, 1, "", f"cannot read lock file: {exc}")]) from None
         try:
-            return cls._from_data(data)
+            lock = cls._from_data(data)
         except (TypeError, ValueError, AttributeError) as exc:
             raise SpecError([Problem(str(path), 1, 1, "", f"malformed lock file: {exc}")]) from None
+        problems = lock.collisions(str(path), path.read_text())
+        if problems:
+            raise SpecError(problems)
+        return lock
+
+    def owners(self) -> list[tuple[int, tuple[str, ...], str]]:
+        """(GUID, the device it belongs to, what it is) for every GUID of the lock file, in the file's order."""
+        out: list[tuple[int, tuple[str, ...], str]] = []
+        out += [(g, ("switch", name), f"switch {name}") for name, g in self.switches.items()]
+        out += [(g, ("hca", node, dev), f"{node}/{dev} (node GUID)") for (node, dev), g in self.hca_nodes.items()]
+        out += [(g, ("hca", node, dev), f"{node}/{dev}:{port}") for (node, dev, port), g in self.hca_ports.items()]
+        return out
+
+    def collisions(self, name: str, text: str) -> list[Problem]:
+        """A GUID that names two devices (two HCAs' ports, a port and a switch, two switches), or two ports of
+        one HCA: each is a problem located at its second use in ``text``. An HCA's node GUID may equal one of
+        its own port GUIDs."""
+        lines = text.lower().splitlines()
+        seen: dict[int, tuple[tuple[str, ...], str]] = {}
+        problems = []
+        for guid, device, what in self.owners():
+            first_device, first = seen.setdefault(guid, (device, what))
+            if first == what or (first_device == device and "(node GUID)" in first + what):
+                continue
+            digits = f"{guid:x}"
+            uses = [i for i, line in enumerate(lines, start=1) if digits in line]
+            line_no = uses[1] if len(uses) > 1 else (uses[0] if uses else 1)
+            column = max(lines[line_no - 1].find(digits) - 1, 1) if lines else 1
+            problems.append(
+                Problem(
+                    name, line_no, column, "",
+                    f"GUID {fmt_guid(guid)} is given to {first} and to {what}: a GUID names one thing (run `ibprov "
+                    "discover` again, or correct the lock file)",
+                )
+            )  # fmt: skip
+        return problems
 
     @classmethod
     def _from_data(cls, data: dict[str, Any]) -> LockFile:
@@ -118,6 +154,9 @@ class GuidBook:
             lock_path = LockFile.path_for(loaded.path)
             if lock_path.exists():
                 lock = LockFile.read(lock_path)
+                problems = _against_the_spec(loaded, lock, lock_path)
+                if problems:
+                    raise SpecError(problems)
         return cls(loaded, lock, allow_synthetic, twin)
 
     @property
@@ -236,6 +275,40 @@ _INDEX: list[tuple[object, dict[tuple[str, str], Any]]] = []  # the last spec's 
 
 
 @collector_paused()
+def _against_the_spec(loaded: LoadedSpec, lock: LockFile, path: Path) -> list[Problem]:
+    """The lock file's GUIDs that the spec gives to another device (a switch's node GUID, an HCA's node or port
+    GUIDs): located at their use in the lock file."""
+    given: dict[int, tuple[tuple[str, ...], str]] = {}
+    for name, sw in loaded.topology.switches.items():
+        if sw.node_guid is not None:
+            given[sw.node_guid] = (("switch", name), f"switch {name} in the spec")
+    for node in loaded.spec.nodes:
+        for hca in node.hcas:
+            device: tuple[str, ...] = ("hca", node.name, hca.device)
+            if hca.node_guid is not None:
+                given[hca.node_guid] = (device, f"{node.name}/{hca.device} in the spec")
+            for port, guid in hca.port_guids.items():
+                given[guid] = (device, f"{node.name}/{hca.device}:{port} in the spec")
+    if not given:
+        return []
+    lines = path.read_text().lower().splitlines()
+    problems = []
+    for guid, device, what in lock.owners():
+        owner = given.get(guid)
+        if owner is None or owner[0] == device:
+            continue
+        digits = f"{guid:x}"
+        line_no = next((i for i, line in enumerate(lines, start=1) if digits in line), 1)
+        problems.append(
+            Problem(
+                str(path), line_no, max(lines[line_no - 1].find(digits) - 1, 1) if lines else 1, "",
+                f"GUID {fmt_guid(guid)} is given to {what} here and to {owner[1]}: a GUID names one thing (run "
+                "`ibprov discover` again, or correct the spec)",
+            )
+        )  # fmt: skip
+    return problems
+
+
 def _hca_index(spec: Any) -> dict[tuple[str, str], Any]:
     """(node, device) -> Hca, built once per spec (render makes two books of the same spec)."""
     if _INDEX and _INDEX[0][0] is spec:
