@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from ibprov.clusterspec import advice, rules
 from ibprov.clusterspec.model import ClusterSpec, Renamed
-from ibprov.clusterspec.positions import Path, SourceMap, decode, load_yaml
+from ibprov.clusterspec.positions import MAX_BYTES, Path, SourceMap, decode, load_yaml
 from ibprov.clusterspec.topology import Topology, build_topology
 from ibprov.clusterspec.types import PATTERN_WORDS
 from ibprov.errors import Problem, SpecError
@@ -48,6 +48,9 @@ def load_spec(path: str | FsPath) -> LoadedSpec:
     fs_path = FsPath(path)
     name = str(path)
     try:
+        size = fs_path.stat().st_size if fs_path.is_file() else 0
+        if size > MAX_BYTES:  # refused before it is read: a spec of gigabytes never reaches memory
+            raise SpecError([Problem(name, 1, 1, "", f"file is larger than {MAX_BYTES // (1024 * 1024)} MiB")])
         data = fs_path.read_bytes()
     except FileNotFoundError:
         raise SpecError([Problem(name, 1, 1, "", "no such file")]) from None
