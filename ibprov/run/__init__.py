@@ -17,6 +17,7 @@ from ibprov.errors import AnsibleError, IbprovError
 from ibprov.resources import playbooks_dir, roles_dir
 from ibprov.run.adhoc import AnsibleRun, ansible_runner_run, start, why_no_host
 from ibprov.run.env import TUNED_CONFIG, ansible_config_found, ansible_env
+from ibprov.run.lock import PLAYBOOK_PID, note_playbook
 from ibprov.run.secrets import ansible_secrets, env_secrets, secret_files, withhold
 
 FAILED_FILE = "failed-hosts"
@@ -98,13 +99,19 @@ def _diff_text(diff: dict[str, Any]) -> str:
 class _Events:
     """Turns ansible-runner events into Progress updates and collected diffs."""
 
-    def __init__(self, hosts_total: int, on_progress: Callable[[Progress], None] | None) -> None:
+    def __init__(
+        self, hosts_total: int, on_progress: Callable[[Progress], None] | None, pid_file: Path | None = None
+    ) -> None:
         self.progress = Progress(hosts_total=hosts_total)
         self.on_progress = on_progress
         self.diffs: list[tuple[str, str, str]] = []
         self._done: set[str] = set()
+        self._pid_file = pid_file  # where ansible-playbook's PID is noted, from its first event
 
     def __call__(self, event: dict[str, Any]) -> bool:
+        if self._pid_file is not None and isinstance(event.get("pid"), int):
+            note_playbook(self._pid_file, event["pid"])
+            self._pid_file = None
         kind = event.get("event", "")
         data = event.get("event_data", {}) or {}
         p = self.progress
@@ -208,23 +215,26 @@ def run_playbook(
             config.write_text(TUNED_CONFIG)
             env["ANSIBLE_CONFIG"] = str(config.resolve())
     cmdline = " ".join(flag for flag, on in (("--check", options.check), ("--diff", options.diff)) if on)
-    events = _Events(hosts_total, on_progress)
-    runner = start(
-        run,
-        "ansible-playbook",
-        private_data_dir=str(run_dir),
-        project_dir=str(playbook.parent.resolve()),
-        playbook=playbook.name,
-        settings=settings,
-        inventory=str(inventory) if isinstance(inventory, Path) else [str(p.resolve()) for p in inventory],
-        envvars=ansible_env({**env, **(extra_env or {})}, tuned=options.tuned),
-        cmdline=cmdline or None,
-        limit=options.limit,
-        tags=options.tags,
-        skip_tags=options.skip_tags,
-        event_handler=events,
-        rotate_artifacts=10,
-    )
+    events = _Events(hosts_total, on_progress, run_dir / PLAYBOOK_PID)
+    try:
+        runner = start(
+            run,
+            "ansible-playbook",
+            private_data_dir=str(run_dir),
+            project_dir=str(playbook.parent.resolve()),
+            playbook=playbook.name,
+            settings=settings,
+            inventory=str(inventory) if isinstance(inventory, Path) else [str(p.resolve()) for p in inventory],
+            envvars=ansible_env({**env, **(extra_env or {})}, tuned=options.tuned),
+            cmdline=cmdline or None,
+            limit=options.limit,
+            tags=options.tags,
+            skip_tags=options.skip_tags,
+            event_handler=events,
+            rotate_artifacts=10,
+        )
+    finally:
+        (run_dir / PLAYBOOK_PID).unlink(missing_ok=True)  # the play is over (a killed ibprov leaves it: see lock)
     stats = runner.stats
     if stats is None and runner.rc:  # no play recap: ansible-playbook stopped before any host ran
         reason = why_no_host(runner, list(runner.events))

@@ -1,6 +1,8 @@
 """One apply (or plan) of a cluster at a time: the run directory's lock (``.lock``, flock), refused at once when
 another process holds it, naming that process. The kernel releases a flock when its holder dies, so an apply
-killed half-way (SIGKILL) leaves no stale lock: the next one starts, and completes what was not done."""
+killed half-way (SIGKILL) leaves no stale lock; but the ansible-playbook it started goes on (ansible-runner
+starts it with SIGHUP ignored): while that one runs, the next apply is refused too, naming it. Once it is gone,
+the next apply starts, and completes what was not done."""
 
 from __future__ import annotations
 
@@ -14,9 +16,12 @@ from pathlib import Path
 
 from ibprov.errors import CollectError
 
-__all__ = ["LOCK", "RunLockHeld", "run_lock"]
+__all__ = ["LOCK", "PLAYBOOK_PID", "RunLockHeld", "note_playbook", "run_lock"]
 
 LOCK = ".lock"
+# ansible-runner starts ansible-playbook with SIGHUP ignored, so it outlives an ibprov killed with SIGKILL and goes
+# on changing the nodes: its PID is noted here (runner/playbook.pid) while it runs, and the lock counts it
+PLAYBOOK_PID = "playbook.pid"
 
 
 class RunLockHeld(CollectError):
@@ -42,6 +47,13 @@ def run_lock(directory: Path, what: str) -> Iterator[None]:
                 f"{directory / LOCK} is held by {holder}: one apply or plan of a cluster at a time; this one did "
                 "not start (wait for it, or stop it)"
             ) from None
+        orphan = _running_playbook(directory)
+        if orphan is not None:
+            raise RunLockHeld(
+                f"the ansible-playbook of an earlier apply or plan in {directory} still runs (pid {orphan}; the "
+                f"ibprov that started it was stopped): this one did not start; wait for it to end, or stop it "
+                f"(kill {orphan})"
+            )
         handle.seek(0)
         handle.truncate()
         since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -53,3 +65,22 @@ def run_lock(directory: Path, what: str) -> Iterator[None]:
             handle.seek(0)
             handle.truncate()
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def note_playbook(pid_file: Path, pid: int) -> None:
+    """Note the PID of the ansible-playbook a run started (removed when the run ends)."""
+    with contextlib.suppress(OSError):
+        pid_file.write_text(f"{pid}\n")
+
+
+def _running_playbook(directory: Path) -> int | None:
+    """The PID of an ansible-playbook noted in ``directory`` that still runs (an earlier ibprov's, killed)."""
+    for noted in (directory / PLAYBOOK_PID, directory / "runner" / PLAYBOOK_PID):
+        try:
+            pid = int(noted.read_text().strip())
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if b"ansible-playbook" in command:
+            return pid
+    return None
