@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -163,6 +165,45 @@ def rack_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LoadedSpec:
     return load_spec_text(SPEC % {"run": os.getpid() % 10000}, str(tmp_path / "rack.yaml"))
 
 
+def kill_an_apply_mid_play(loaded: LoadedSpec, state: RackState, tmp_path: Path, *, stopped: str) -> None:
+    """`ibprov apply --target twin` in its own process: once its play is under way, ``stopped``'s container is
+    stopped, then ibprov is killed (SIGKILL). The next apply is refused while the orphaned play runs (naming
+    it); the test waits for that play to end, then starts the container again."""
+    from ibprov.run.lock import RunLockHeld, run_lock
+    from ibprov.twin.rack import podman
+
+    spec = tmp_path / "rack.yaml"
+    spec.write_text(SPEC % {"run": loaded.spec.cluster.name.removeprefix("tw")})
+    killed = tmp_path / "killed"
+    events = killed / "runner" / "artifacts"
+    argv = [sys.executable, "-m", "ibprov", "apply", str(spec), "--target", "twin", "--run-dir", str(killed)]
+    with subprocess.Popen([*argv, "--no-diff"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as ibprov:
+        try:
+            deadline = time.monotonic() + 600
+            while len(list(events.glob("*/job_events/*.json"))) < 40 and time.monotonic() < deadline:
+                assert ibprov.poll() is None, "the apply ended before it could be killed"
+                time.sleep(1)
+            podman("stop", "-t", "2", state.nodes[stopped].container, timeout=60)
+            while len(list(events.glob("*/job_events/*.json"))) < 80 and time.monotonic() < deadline:
+                time.sleep(1)
+            ibprov.send_signal(signal.SIGKILL)
+        finally:
+            if ibprov.poll() is None:
+                ibprov.kill()
+    refusals: list[str] = []
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline:  # the orphaned play ends by itself (stopped's tasks fail unreachable)
+        try:
+            with run_lock(killed, "the test"):
+                break
+        except RunLockHeld as held:
+            refusals.append(str(held))
+            time.sleep(5)
+    assert refusals, "the next apply was refused while the killed apply's play ran"
+    assert all("still runs" in r for r in refusals), refusals
+    podman("start", state.nodes[stopped].container, timeout=120)
+
+
 def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
     rack_spec: LoadedSpec, tmp_path: Path
 ) -> None:
@@ -176,8 +217,15 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert up(loaded, say=lines.append).run_id == state.run_id, "a second up reuses the rack"
         assert any("(reused)" in line for line in lines)
 
+        # an apply killed half-way: cn03's container stopped mid-play, then ibprov itself (SIGKILL); its play goes
+        # on without it (ansible-runner ignores SIGHUP for it) and holds the cluster until it ends
+        kill_an_apply_mid_play(loaded, state, tmp_path, stopped="cn03")
         first = apply_spec(loaded, tmp_path / "run", target=apply_target(state))
         assert (first.rc, first.failed_hosts) == (0, [])
+        # the next apply completes what was not done: cn03, which the killed one never reached
+        changed = {h: r.changed for h, r in first.hosts.items()}
+        assert changed["cn03"] > 0, changed
+        assert [h for h, n in changed.items() if n and h != "cn03"] == [], f"only what was not done: {changed}"
         second = apply_spec(loaded, tmp_path / "run", target=apply_target(state))
         assert {h: r.changed for h, r in second.hosts.items()} == dict.fromkeys(state.nodes, 0), "idempotent"
 
