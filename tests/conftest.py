@@ -17,3 +17,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+UNIT_TIMEOUT_S = 180  # the slowest unit test takes about a tenth of it on this machine
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A unit test that hangs fails after UNIT_TIMEOUT_S (the others after the ini's ``timeout``)."""
+    for item in items:
+        if item.nodeid.startswith("tests/unit/") and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(UNIT_TIMEOUT_S))

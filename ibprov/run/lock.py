@@ -1,8 +1,9 @@
 """One apply (or plan) of a cluster at a time: the run directory's lock (``.lock``, flock), refused at once when
 another process holds it, naming that process. The kernel releases a flock when its holder dies, so an apply
 killed half-way (SIGKILL) leaves no stale lock; but the ansible-playbook it started goes on (ansible-runner
-starts it with SIGHUP ignored): while that one runs, the next apply is refused too, naming it. Once it is gone,
-the next apply starts, and completes what was not done."""
+starts it with SIGHUP ignored) until it next writes to the terminal that went with ibprov, which can be a long
+task later: while it runs, the next apply is refused too, naming it. Once it is gone, the next apply starts, and
+completes what was not done."""
 
 from __future__ import annotations
 

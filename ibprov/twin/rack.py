@@ -3,7 +3,9 @@
 ``ibprov twin up SPEC`` builds it so that ``ibprov apply``, ``plan`` and ``verify`` run against it with
 ``--target twin`` and no other change:
 
-* a podman network of its own (``ibprov-twin-<cluster>-<id>``);
+* a podman network of its own (``ibprov-twin-<cluster>-<id>``), every container at a fixed address in it
+  (:func:`fixed_addresses`), so that a node stopped and started again (a reboot) keeps its address, as a
+  cluster node does, and its HCA finds ibsim where it was;
 * one container running ``ibsim -r`` (remote mode: UDP 7070-7080 on that network) on the twin's net file,
   its console fed from a FIFO so that faults can be injected (:mod:`ibprov.twin.faults`);
 * one container per node from the local Debian 12 node image (``images/ensure-images.sh``), systemd as
@@ -28,6 +30,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import functools
+import ipaddress
 import json
 import os
 import shutil
@@ -220,6 +223,38 @@ def _address(container: str) -> str:
     return str(next(iter(networks.values()))["IPAddress"])
 
 
+def _restart_nodes(state: RackState, containers: Sequence[str]) -> bool:
+    """Start stopped node containers again (a node rebooted, or the host), as ``up`` finds them: whether each
+    came back at its fixed address and answers SSH (else the rack is rebuilt)."""
+    by_container = {n.container: n for n in state.nodes.values()}
+    if not all(c in by_container for c in containers):
+        return False
+    for container in containers:
+        podman("start", container, check=False, timeout=120)
+    for container in containers:
+        node = by_container[container]
+        if container not in _running([container]) or _address(container) != node.address:
+            return False
+        if not poll(functools.partial(_ssh_ok, state, node), UP_WAIT_S):
+            return False
+    return True
+
+
+def fixed_addresses(subnet: str, gateway: str, containers: Sequence[str]) -> dict[str, str]:
+    """The address of each container in ``subnet``: its hosts in order, the gateway skipped."""
+    hosts = (str(a) for a in ipaddress.ip_network(subnet).hosts() if str(a) != gateway)
+    pairs = dict(zip(containers, hosts, strict=False))
+    if len(pairs) < len(containers):
+        raise RackError(f"the twin's network {subnet} has no address left for {containers[len(pairs)]}")
+    return pairs
+
+
+def _subnet(network: str) -> tuple[str, str]:
+    data = json.loads(podman("network", "inspect", network))
+    first = data[0]["subnets"][0]
+    return str(first["subnet"]), str(first["gateway"])
+
+
 def _running(names: Sequence[str]) -> set[str]:
     out = podman("ps", "--filter", f"label={LABEL}", "--format", "{{.Names}}", check=False)
     return {n for n in out.split() if n in set(names)}
@@ -315,6 +350,9 @@ def up(loaded: LoadedSpec, *, base: Path | None = None, say: Callable[[str], Non
     if (path / STATE_FILE).is_file():
         state = RackState.load(path)
         missing = set(state.containers) - _running(state.containers)
+        if missing and state.ibsim not in missing and _restart_nodes(state, sorted(missing)):
+            say(f"twin rack of {state.cluster}: node container(s) started again: {', '.join(sorted(missing))}")
+            missing = set()
         if not missing and not _ibsim_alive(state):
             missing = {state.ibsim}
         if not missing:
@@ -372,10 +410,12 @@ def _build(
     labels = ["--label", f"{LABEL}={state.cluster}", "--label", f"{LABEL}.run={state.run_id}"]
     podman("network", "create", *labels, state.network)
     common = ["-d", "--network", state.network, "--systemd", "always", *labels]
-    podman("run", *common, "--name", state.ibsim, "--hostname", "ibsim", state.image, "/sbin/init")
-    for name in nodes:
-        podman("run", *common, "--name", f"{state.network}-{name}", "--hostname", name, state.image, "/sbin/init")
-    state.ibsim_address = _address(state.ibsim)
+    hostnames = {state.ibsim: "ibsim", **{f"{state.network}-{name}": name for name in nodes}}
+    address = fixed_addresses(*_subnet(state.network), list(hostnames))
+    for container, hostname in hostnames.items():
+        fixed = ["--ip", address[container], "--name", container, "--hostname", hostname]
+        podman("run", *common, *fixed, state.image, "/sbin/init")
+    state.ibsim_address = address[state.ibsim]
     podman("exec", "-i", state.ibsim, "sh", "-c", f"mkdir -p /etc/ibsim && cat > {NET_IN_CONTAINER}", stdin=netfile)
     _exec(
         state.ibsim,
@@ -400,7 +440,7 @@ def _build(
     for name in nodes:
         device = spec_nodes[name].hcas[0].device
         container = f"{state.network}-{name}"
-        node = RackNode(name, container, _address(container), state.sim_hosts[f"{name}/{device}"])
+        node = RackNode(name, container, address[container], state.sim_hosts[f"{name}/{device}"])
         _exec(container, _attach_script(state, node, pubkey))
         state.nodes[name] = node
         state.save()

@@ -114,3 +114,19 @@ def test_one_prefix_and_width_compress_into_one_group_in_numeric_order(width: in
     text = compress(names)
     assert expand(text) == [f"node{n:0{width}d}" for n in sorted(numbers)]
     assert text.count("node") == 1
+
+
+def test_a_range_of_one_number_is_that_number() -> None:
+    assert expand("n[5-5]") == ["n5"]
+    assert expand("n[05-05,7]") == ["n05", "n7"]
+
+
+@pytest.mark.parametrize("text", ["n1\tn2", "n[1-2]\t", "n1,\tn2", "n\n1", "n[1,\t2]"])
+def test_whitespace_anywhere_in_a_hostlist_is_refused_never_part_of_a_name(text: str) -> None:
+    with pytest.raises(ValueError, match=r"whitespace|no number or range"):
+        expand(text)
+
+
+def test_single_and_double_digit_numbers_share_one_group_as_slurm_writes_them() -> None:
+    assert compress([f"n{i}" for i in range(11)]) == "n[0-10]"
+    assert compress(["n0", "n10", "n9"]) == "n[0,9-10]"

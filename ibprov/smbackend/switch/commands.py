@@ -140,7 +140,9 @@ class _Reader:
     def _sm(self, rest: list[str], negated: bool, raw: str) -> None:
         if not rest:
             self.enabled = not negated
-        elif " ".join(["ib", "sm", *rest[:-1]]) == SM_PRIORITY and not negated:
+        elif negated and SM_PRIORITY in (" ".join(["ib", "sm", *rest]), " ".join(["ib", "sm", *rest[:-1]])):
+            self.priority = None  # `no ib sm sm-priority [N]`: back to the switch's default
+        elif " ".join(["ib", "sm", *rest[:-1]]) == SM_PRIORITY:
             if not rest[-1].isdigit():
                 raise ValueError(f"{raw.strip()!r}: the priority is not a number")
             self.priority = int(rest[-1])

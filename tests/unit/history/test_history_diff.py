@@ -256,3 +256,35 @@ def test_trends_give_each_moved_counter_per_run_with_none_for_runs_without_count
     assert (trend.object, trend.counter) == (P1, "SymbolErrorCounter")
     assert [v for _t, v in trend.points] == [2, None, 0, 9]
     assert trend.points[0][0] == "2026-12-01T00:01:00Z"
+
+
+def test_a_run_that_skipped_the_finding_s_object_does_not_break_its_line() -> None:
+    skipped = _without(6)  # link.down judged, but not on P1: its host did not answer
+    for check in skipped["checks"]:
+        if check["id"] == "link.down":
+            check["skipped"] = [{"object": P1, "why": "node01 did not answer"}]
+    assert first_seen(_with(10), [_with(8), skipped, _with(4), _without(2)]) == {F: ended(_with(4))}
+
+
+def test_two_runs_ending_at_the_same_time_still_flag_a_counter_over_its_limit() -> None:
+    old = fabric_run(5, counters={P1: {"SymbolErrorCounter": 0}})
+    new = fabric_run(5, counters={P1: {"SymbolErrorCounter": 40}})
+    (rate,) = diff_runs(old, new, {"SymbolErrorCounter": 10}).rates
+    assert rate.hours == 0
+    assert rate.over, rate.line()
+
+
+def test_report_diff_json_gives_the_rate_per_hour_not_the_increase() -> None:
+    old = fabric_run(0, counters={P1: {"SymbolErrorCounter": 0}})
+    new = fabric_run(4, counters={P1: {"SymbolErrorCounter": 20}})
+    (rate,) = diff_runs(old, new, {}).as_dict()["counter_rates"]
+    assert (rate["increase"], rate["rate_per_hour"]) == (20, 5.0)
+
+
+def test_a_counter_the_maximum_table_does_not_name_is_never_said_to_be_at_its_maximum() -> None:
+    name = "PortXmitData"  # a data counter: 32 or 64 bits, not in the error counters' table
+    assert name not in COUNTER_MAX
+    old = fabric_run(0, counters={P1: {name: 1}})
+    new = fabric_run(1, counters={P1: {name: 70_000}})
+    (rate,) = diff_runs(old, new, {}).rates
+    assert "maximum" not in rate.note

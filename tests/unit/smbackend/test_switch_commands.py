@@ -321,3 +321,13 @@ def test_save_false_sends_no_configuration_write_and_says_so() -> None:
     assert SAVE not in texts(actions)
     assert any("configuration write" in n for n in notes)
     assert diff_commands(state(COMPUTE), state(COMPUTE), prune=False, save=False) == ([], [])
+
+
+def test_a_member_line_without_type_is_a_full_member() -> None:
+    lines = ["ib partition compute pkey 0x10", f"ib partition compute member 0x{A:016x}"]
+    assert parse_commands(lines).partitions[0x10].members == frozenset({(A, "full")})
+
+
+def test_no_ib_sm_priority_leaves_the_priority_unset_and_is_never_read_as_that_priority() -> None:
+    assert parse_commands(["ib sm", "no ib sm sm-priority 5"]).sm == SmState(True, None)
+    assert parse_commands(["ib sm sm-priority 9", "no ib sm sm-priority", "ib sm"]).sm == SmState(True, None)

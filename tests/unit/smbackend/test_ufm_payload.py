@@ -142,3 +142,37 @@ def test_bare_guid_strings_and_a_missing_membership_read_as_full() -> None:
 def test_a_malformed_answer_is_refused_saying_what_was_wrong(answer: Any, reason: str) -> None:
     with pytest.raises(ValueError, match=reason):
         parse_pkeys(answer)
+
+
+def test_an_answer_without_ip_over_ib_is_ufm_s_default_ipoib_on() -> None:
+    answer = {"0x10": {"guids": [{"guid": "0C42A10300B7E014", "membership": "full"}]}}
+    assert parse_pkeys(answer).partitions[0x10].ipoib is True
+
+
+def test_a_new_partition_is_created_with_the_spec_s_ipoib_flag() -> None:
+    from ibprov.smbackend.ufm.payload import create_body
+
+    for ipoib in (True, False):
+        part = PartitionState(0x10, None, ipoib, frozenset({(0x0C42A10300B7E014, "full")}))
+        assert create_body(part)["ip_over_ib"] is ipoib
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ({True: {"guids": []}}, "is not a hex string"),
+        ({"0x0": {"guids": []}}, "outside 0x0001-0x7fff"),
+        ({"0x8000": {"guids": []}}, "outside 0x0001-0x7fff"),
+        ({"0x10": {"guids": ["1" + "0" * 16]}}, "is not a 64-bit port GUID"),
+        ({"0x10": {"guids": [], "service_level": 2.5}}, "service_level 2.5 is not an integer"),
+        ({"0x10": {"guids": [], "mtu_limit": True}}, "mtu_limit True is not a number"),
+        ({"0x10": {"guids": [], "ip_over_ib": "yes"}}, "ip_over_ib 'yes' is not true or false"),
+    ],
+)
+def test_an_answer_ufm_should_not_give_is_refused_naming_what(answer: Any, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        parse_pkeys(answer)
+
+
+def test_a_0x_prefix_in_either_case_reads_the_same_pkey() -> None:
+    assert set(parse_pkeys({"0X10": {"guids": []}, "0x20": {"guids": []}}).partitions) == {0x10, 0x20}

@@ -433,3 +433,23 @@ def test_a_rogue_sm_that_never_settles_is_stopped_again_with_a_bounded_clear_err
         faults._rogue_settled(state, tmp_path / "rogue-opensm.log")
     assert stopped == [tmp_path]
     assert 120 <= now[0] < 125
+
+
+def test_each_rack_container_gets_a_fixed_address_that_skips_the_gateway() -> None:
+    from ibprov.twin.rack import fixed_addresses
+
+    got = fixed_addresses("10.89.3.0/24", "10.89.3.1", ["ibsim", "sm01", "cn01"])
+    assert got == {"ibsim": "10.89.3.2", "sm01": "10.89.3.3", "cn01": "10.89.3.4"}
+    # a gateway that is not the first host is skipped where it falls
+    assert fixed_addresses("10.0.0.0/29", "10.0.0.3", ["a", "b", "c"]) == {
+        "a": "10.0.0.1",
+        "b": "10.0.0.2",
+        "c": "10.0.0.4",
+    }
+
+
+def test_a_rack_network_too_small_for_its_containers_is_refused_naming_the_first_left_out() -> None:
+    from ibprov.twin.rack import fixed_addresses
+
+    with pytest.raises(RackError, match=r"10.0.0.0/30 has no address left for b"):
+        fixed_addresses("10.0.0.0/30", "10.0.0.1", ["a", "b", "c"])

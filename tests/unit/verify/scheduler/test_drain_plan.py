@@ -148,3 +148,16 @@ def test_dry_run_runs_nothing_and_says_the_exact_command() -> None:
     done = carry_out([NodeAction("cn01", "drain", "ibprov: node.rate cn01", "x")], slurm, dry_run=True)
     assert slurm.ran == []
     assert done[0].result == "dry run: scontrol update NodeName=cn01 State=DRAIN 'Reason=ibprov: node.rate cn01'"
+
+
+def test_drain_without_resume_never_resumes_a_node_ibprov_drained_whose_check_passes_now() -> None:
+    mine = ("drained", "ibprov: link.state leaf01:1 <-> cn01/mlx5_0:1")
+    actions, _ = plan_actions(report([]), NODES, view(cn01=mine), drain=True, resume=False)
+    assert all(a.action != "resume" for a in actions), by_node(actions)
+    assert "cn01" not in by_node(actions)  # left drained: only --resume gives it back
+
+
+def test_an_admin_reason_that_starts_with_a_check_id_is_the_admin_s_and_never_resumed() -> None:
+    admin = ("drained", "link.state flapping, RMA 4711")  # a check's id, but not ibprov's prefix
+    actions, _ = plan_actions(report([]), NODES, view(cn01=admin), drain=True, resume=True)
+    assert by_node(actions)["cn01"] == ("keep", admin[1])
