@@ -8,7 +8,7 @@ APT_SIM := opensm infiniband-diags ibsim-utils libumad2sim0
 APT_RACK := podman runc catatonit netavark aardvark-dns iptables debootstrap zstd openssh-client
 STAMP := $(VENV)/.ibprov-installed
 
-.PHONY: venv apt-sim apt-rack apt-browser apt-monitor lint ansible-lint typecheck unit sim molecule test demo golden bench fuzz clean
+.PHONY: venv apt-sim apt-rack apt-browser apt-monitor lint ansible-lint typecheck unit sim molecule test demo golden bench fuzz mutate clean
 
 venv: $(STAMP)
 
@@ -104,6 +104,12 @@ fuzz: venv apt-sim
 golden: venv
 	$(BIN)/pytest -q tests/unit -k golden --update-golden
 
+# Mutation testing of the ibprov modules changed since MUTATE_BASE (default HEAD~1), or of MODULES="ibprov/x.py ...";
+# MUTATE_ARGS=--record updates their rows in docs/mutation.md (scripts/mutate.py; never part of `make test`).
+MUTATE_BASE ?= HEAD~1
+mutate: venv apt-monitor
+	$(BIN)/python scripts/mutate.py --base $(MUTATE_BASE) $(MUTATE_ARGS) $(MODULES)
+
 demo: venv apt-sim apt-rack
 	@scripts/demo.sh
 
@@ -118,4 +124,4 @@ bench: venv apt-sim
 	$(BIN)/python bench/sm_backend_sync.py --update-docs
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .mutate

@@ -142,7 +142,7 @@ def compress(names: Iterable[str]) -> str:
         groups.append(((natural_key(prefix), 0, min(numbers)), _group(prefix, numbers, 0)))
     for (prefix, width), numbers in padded.items():
         groups.append(((natural_key(prefix), width, min(numbers)), _group(prefix, numbers, width)))
-    groups.sort(key=lambda g: g[0])
+    groups.sort()  # by the key, then the text: names of one natural key (a01b, a1b) in one order, every run
     return ",".join(text for _key, text in groups)
 
 

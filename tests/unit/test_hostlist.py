@@ -130,3 +130,37 @@ def test_whitespace_anywhere_in_a_hostlist_is_refused_never_part_of_a_name(text:
 def test_single_and_double_digit_numbers_share_one_group_as_slurm_writes_them() -> None:
     assert compress([f"n{i}" for i in range(11)]) == "n[0-10]"
     assert compress(["n0", "n10", "n9"]) == "n[0,9-10]"
+
+
+def test_a_hostlist_of_exactly_max_hosts_names_expands_and_one_more_is_refused() -> None:
+    assert len(expand(f"n[1-{MAX_HOSTS}]")) == MAX_HOSTS
+    assert len(expand(f"n[2-{MAX_HOSTS}],m")) == MAX_HOSTS
+    with pytest.raises(ValueError, match=rf"names more than {MAX_HOSTS:,} hosts"):
+        expand(f"n[1-{MAX_HOSTS}],m")
+
+
+def test_a_product_of_groups_over_the_limit_is_refused_before_any_name_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ibprov.hostlist as hostlist
+
+    def no_names(*pieces: object) -> object:
+        raise AssertionError("names built for a hostlist over the limit")
+
+    monkeypatch.setattr(hostlist, "product", no_names)
+    with pytest.raises(ValueError, match=rf"'a\[0-1999\]b\[0-999\]' names more than {MAX_HOSTS:,} hosts"):
+        hostlist.expand("a[0-1999]b[0-999]")
+
+
+def test_a_short_range_of_large_numbers_is_not_taken_for_a_long_one() -> None:
+    assert expand("n[999999-1000001]") == ["n999999", "n1000000", "n1000001"]
+
+
+def test_compress_orders_names_naturally_numbers_before_text_and_a_bare_prefix_before_its_group() -> None:
+    assert compress(["a10b", "a9b"]) == "a9b,a10b"
+    assert compress(["a", "1a"]) == "1a,a"  # a digit run sorts before text at the same place, as in Slurm
+    assert compress(["n2", "n", "n1"]) == "n,n[1-2]"
+
+
+def test_names_of_one_natural_key_compress_in_one_order_whatever_the_input_order() -> None:
+    assert compress(["a1b", "a01b"]) == compress(["a01b", "a1b"]) == "a01b,a1b"

@@ -112,6 +112,7 @@ def test_a_pkey_is_its_16_bit_int_in_sets_sorting_json_and_pickles() -> None:
     assert f"{PKey(0x10, full=True)} {PKey(0x10, full=True):04x}" == "0x8010 8010"
 
 
+@pytest.mark.reads_own_source
 def test_the_module_can_be_shipped_to_a_host() -> None:
     """pkeytables_probe.py carries this module's source to hosts: no import at all, Python 3.6 syntax, and no
     ``from __future__`` (which must come first in a file, and 3.6 has no ``annotations`` feature)."""

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ibprov import pkey
 from ibprov.probes import pkeytables
 from ibprov.probes.pkeytables import PortPkeys, probe_source
@@ -28,6 +30,7 @@ def imports(source: str) -> list[str]:
     return out
 
 
+@pytest.mark.reads_own_source
 def test_the_sent_probe_carries_the_pkey_module_instead_of_importing_ibprov() -> None:
     assert "ibprov.pkey" in imports(PROBE.read_text())
     sent = probe_source()
@@ -36,6 +39,7 @@ def test_the_sent_probe_carries_the_pkey_module_instead_of_importing_ibprov() ->
     ast.parse(sent, feature_version=(3, 6))  # a host's python3 may be old
 
 
+@pytest.mark.reads_own_source
 def test_the_sent_probe_runs_without_ibprov(tmp_path: Path) -> None:
     """No site-packages, no ibprov on the path: the probe starts and stops at the MAD port (exit 3 without an
     RDMA device or libibmad; 0 if it could open one), not at an import or a missing name."""
@@ -58,6 +62,7 @@ class FakeMad:
         return b"".join(e.to_bytes(2, "big") for e in block)
 
 
+@pytest.mark.reads_own_source
 def test_the_probe_lists_every_entry_that_is_not_empty_with_its_membership_bit() -> None:
     source = probe_source()
     assert source.endswith(LAST_LINE)
