@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -156,19 +157,39 @@ def module_of(name: str, modules: list[str]) -> tuple[str, str]:
     raise ValueError(f"mutant {name!r} is in no module asked for")
 
 
+DIFFS = """
+import json, sys
+from mutmut.mutation.diff_apply import find_mutant, get_diff_for_mutant
+names = json.load(sys.stdin)
+json.dump({n: get_diff_for_mutant(n, path=find_mutant(n).path) for n in names}, sys.stdout)
+"""
+
+
+def diffs(work: Path, names: list[str]) -> dict[str, str]:
+    """mutmut's diff of each mutant in ``names`` (what `mutmut show` prints), asked in one process."""
+    if not names:
+        return {}
+    done = subprocess.run(
+        [sys.executable, "-c", DIFFS], cwd=work, input=json.dumps(names), capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"mutate: reading the mutants' diffs failed ({done.returncode})\n{done.stderr[-3000:]}")
+    answer: dict[str, str] = json.loads(done.stdout)
+    return answer
+
+
 def score(work: Path, modules: list[str], equivalents: list[Equivalent]) -> list[ModuleScore]:
     scores = {m: ModuleScore(m) for m in modules}
-    for line in mutmut(work, "results", "--all=true").splitlines():
-        match = RESULT_LINE.match(line)
-        if match is None:
-            continue
+    results = [m for m in map(RESULT_LINE.match, mutmut(work, "results", "--all=true").splitlines()) if m]
+    shown = diffs(work, [m["name"] for m in results if m["status"] not in KILLED])
+    for match in results:
         module, function = module_of(match["name"], modules)
         entry = scores[module]
         status = match["status"]
         entry.status[status] += 1
         if status in KILLED:
             continue
-        before, after = changed_line(mutmut(work, "show", match["name"]))
+        before, after = changed_line(shown[match["name"]])
         same = [
             e for e in equivalents if (e.module, e.function, e.before, e.after) == (module, function, before, after)
         ]
