@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import pytest
+
 from ibprov.probes.slurm import SlurmNode, SlurmView
 from ibprov.report.model import CheckResult, Finding, NodeAction, Report, SectionReport, Severity
 from ibprov.verify.nodes.facts import NodesFacts
@@ -161,3 +163,72 @@ def test_an_admin_reason_that_starts_with_a_check_id_is_the_admin_s_and_never_re
     admin = ("drained", "link.state flapping, RMA 4711")  # a check's id, but not ibprov's prefix
     actions, _ = plan_actions(report([]), NODES, view(cn01=admin), drain=True, resume=True)
     assert by_node(actions)["cn01"] == ("keep", admin[1])
+
+
+def test_every_branch_of_the_plan_says_exactly_what_it_does_and_why() -> None:
+    """The whole plan, field by field, for a node in each situation: what is done, the reason set or kept, and the
+    words an admin reads in the report ('why')."""
+    states = {
+        "a": SlurmNode("a", "idle"),
+        "b": SlurmNode("b", "down*", "Not responding", "slurm"),
+        "c": SlurmNode("c", "drained", "bad DIMM", "root"),
+        "c2": SlurmNode("c2", "drained", "bad DIMM"),
+        "d": SlurmNode("d", "drained", "ibprov: node.rate d", "root"),
+        "e": SlurmNode("e", "drained", "ibprov: link.state leaf01:1", "root"),
+        "f": SlurmNode("f", "drained", "ibprov: mpi.transport f", "root"),
+        "g": SlurmNode("g", "drained", "ibprov:", "root"),
+        "h": SlurmNode("h", "draining", "maintenance", "alice"),
+        "i": SlurmNode("i", "drained", "maintenance"),
+    }
+    names = ["a", "b", "ghost", "c", "c2", "d", "e", "f", "g", "h", "i"]
+    failing = [
+        finding("node.rate", "a"),
+        finding("link.state", "leaf01:3 <-> a/mlx5_0:1"),
+        *(finding("node.rate", n) for n in ("b", "ghost", "c", "c2", "d")),
+        finding("link.state", "leaf01:1 <-> spine01:1"),
+    ]
+    actions, notes = plan_actions(
+        report(failing), names, SlurmView("23.11.4", "topology/tree", nodes=states), drain=True, resume=True
+    )
+    assert notes == [
+        "1 finding(s) of error or worse name no Slurm node (e.g. a switch-to-switch cable): "
+        "no node is drained for them",
+        "not drained, unknown to Slurm: ghost",
+    ]
+    assert [(a.node, a.action, a.reason, a.why) for a in actions] == [
+        (
+            "a",
+            "drain",
+            reason_for([failing[1], failing[0]]),
+            "error link.state leaf01:3 <-> a/mlx5_0:1; error node.rate a",
+        ),
+        ("b", "keep", "Not responding", "down*: left to Slurm; error node.rate b"),
+        ("c", "keep", "bad DIMM", "drained by root: their reason kept; error node.rate c"),
+        ("c2", "keep", "bad DIMM", "drained: their reason kept; error node.rate c2"),
+        ("d", "keep", "ibprov: node.rate d", "already drained by ibprov; error node.rate d"),
+        ("e", "resume", "ibprov: link.state leaf01:1", "link.state passes now"),
+        ("f", "keep", "ibprov: mpi.transport f", "drained for mpi.transport, which this run did not judge"),
+        ("g", "keep", "ibprov:", "drained for an unnamed check, which this run did not judge"),
+        ("h", "keep", "maintenance", "drained by alice, not by ibprov: never resumed"),
+        ("i", "keep", "maintenance", "drained, not by ibprov: never resumed"),
+    ]
+    done = carry_out(actions, Recorder(), dry_run=False)
+    assert [(a.node, a.action, a.reason, a.why) for a in done] == [(a.node, a.action, a.reason, a.why) for a in actions]
+    assert [a.result for a in done] == ["done", "", "", "", "", "done", "", "", "", ""]
+
+
+class ShortRunner(Recorder):
+    """A controller that answers fewer commands than it was given, or fails without saying why."""
+
+    def run(self, commands: Sequence[Sequence[str]]) -> list[CommandResult]:
+        return [CommandResult(tuple(c), False, "") for c in commands][: self.keep]
+
+    keep = 1
+
+
+def test_a_failed_scontrol_without_output_still_says_it_failed_and_a_missing_answer_is_an_error() -> None:
+    actions = [NodeAction("cn01", "drain", "ibprov: node.rate cn01", "x")]
+    assert carry_out(actions, ShortRunner(), dry_run=False)[0].result == "failed: scontrol failed"
+    two = [*actions, NodeAction("cn02", "resume", "ibprov: node.rate cn02", "y")]
+    with pytest.raises(ValueError, match="zip"):
+        carry_out(two, ShortRunner(), dry_run=False)  # never an outcome made up for the command not answered
