@@ -59,7 +59,7 @@ class Equivalent:
 class ModuleScore:
     module: str
     status: Counter[str] = field(default_factory=Counter)
-    survivors: list[tuple[str, str, str]] = field(default_factory=list)  # (mutant, before, after)
+    survivors: list[tuple[str, str, str, str]] = field(default_factory=list)  # (mutant, status, before, after)
     equivalent: list[tuple[str, Equivalent]] = field(default_factory=list)
 
     @property
@@ -196,7 +196,7 @@ def score(work: Path, modules: list[str], equivalents: list[Equivalent]) -> list
         if same:
             entry.equivalent.append((match["name"], same[0]))
         else:
-            entry.survivors.append((match["name"], before, after))
+            entry.survivors.append((match["name"], status, before, after))
     return [scores[m] for m in modules]
 
 
@@ -207,8 +207,7 @@ def report(scores: list[ModuleScore], target: float) -> str:
         flag = "" if s.score >= target else "  < target"
         out.append(f"{s.module:44} {s.total:7} {s.killed:7} {len(s.equivalent):5} {survived:5} {s.score:6.1%}{flag}")
     for s in scores:
-        for name, before, after in s.survivors:
-            status = "survived"
+        for name, status, before, after in s.survivors:
             out += [f"\n{name} ({s.module}) {status}:", f"  - {before}", f"  + {after}"]
     return "\n".join(out)
 

@@ -4,27 +4,15 @@ also draws them into docs/architecture.md."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from scriptload import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load_graph() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("import_graph", REPO / "scripts" / "import_graph.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("import_graph", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-graph = _load_graph()
+graph = load_script("import_graph")
 
 
 @pytest.fixture(scope="module")

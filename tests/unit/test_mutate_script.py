@@ -3,28 +3,16 @@ equivalent mutants out, and keeps the score table; and the list of equivalents i
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from scriptload import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mutate_script", REPO / "scripts" / "mutate.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("mutate_script", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-mutate = _load()
+mutate = load_script("mutate")
 
 SHOW = """# ibprov.hostlist.x_expand__mutmut_11: survived
 --- ibprov/hostlist.py
@@ -78,10 +66,14 @@ def test_timeouts_count_as_killed_and_listed_equivalents_leave_the_score() -> No
 
 def test_the_report_flags_a_module_under_the_target_and_shows_each_survivor_with_its_change() -> None:
     s = mutate.ModuleScore("ibprov/x.py", status=Counter({"killed": 8, "survived": 2}))
-    s.survivors = [("ibprov.x.x_f__mutmut_3", "a > b", "a >= b"), ("ibprov.x.x_f__mutmut_4", "x", "None")]
+    s.survivors = [
+        ("ibprov.x.x_f__mutmut_3", "survived", "a > b", "a >= b"),
+        ("ibprov.x.x_f__mutmut_4", "no tests", "x", "None"),
+    ]
     text = mutate.report([s], 0.9)
     assert "80.0%  < target" in text.splitlines()[1]
     assert "ibprov.x.x_f__mutmut_3 (ibprov/x.py) survived:\n  - a > b\n  + a >= b" in text
+    assert "ibprov.x.x_f__mutmut_4 (ibprov/x.py) no tests:\n  - x\n  + None" in text, "no test calls it: said so"
     assert "< target" not in mutate.report([mutate.ModuleScore("ibprov/x.py", Counter(killed=9, survived=1))], 0.9)
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+from scriptload import load_script
 
 from ibprov.clusterspec.model import ClusterSpec
 
@@ -16,12 +17,7 @@ DOC = REPO / "docs" / "spec.md"
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_spec_docs", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gen_spec_docs")
 
 
 def test_the_committed_spec_reference_equals_the_generator_output() -> None:
