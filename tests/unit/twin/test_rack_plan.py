@@ -453,3 +453,70 @@ def test_a_rack_network_too_small_for_its_containers_is_refused_naming_the_first
 
     with pytest.raises(RackError, match=r"10.0.0.0/30 has no address left for b"):
         fixed_addresses("10.0.0.0/30", "10.0.0.1", ["a", "b", "c"])
+
+
+class FakeHost:
+    """podman and SSH as _restart_nodes sees them: which containers run after `start`, at which address, and
+    which answer SSH."""
+
+    def __init__(self, state: RackState, *, moved: str = "", silent: str = "", dead: str = "") -> None:
+        self.address = {n.container: n.address for n in state.nodes.values()}
+        if moved:
+            self.address[moved] = "10.89.0.99"
+        self.silent, self.dead = silent, dead
+        self.started: list[str] = []
+        self.running: set[str] = set()
+
+    def podman(self, *argv: str, **_kw: object) -> str:
+        assert argv[0] == "start", argv
+        self.started.append(argv[1])
+        if argv[1] != self.dead:
+            self.running.add(argv[1])
+        return ""
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from ibprov.twin import rack
+
+        monkeypatch.setattr(rack, "podman", self.podman)
+        monkeypatch.setattr(rack, "_running", lambda names: self.running & set(names))
+        monkeypatch.setattr(rack, "_address", lambda container: self.address[container])
+        monkeypatch.setattr(rack, "_ssh_ok", lambda _state, node: node.container != self.silent)
+        monkeypatch.setattr(rack, "UP_WAIT_S", 0.0)
+
+
+def test_stopped_node_containers_are_started_again_when_each_comes_back_where_it_was_and_answers_ssh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ibprov.twin.rack import _restart_nodes
+
+    state = rack_state(tmp_path)
+    two = [state.nodes["node01"].container, state.nodes["node02"].container]
+    host = FakeHost(state)
+    host.install(monkeypatch)
+    assert _restart_nodes(state, two) is True
+    assert host.started == two
+
+
+@pytest.mark.parametrize("fault", ["moved", "silent", "dead"])
+def test_a_node_that_comes_back_elsewhere_or_mute_or_not_at_all_makes_up_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    from ibprov.twin.rack import _restart_nodes
+
+    state = rack_state(tmp_path)
+    two = [state.nodes["node01"].container, state.nodes["node02"].container]
+    FakeHost(state, **{fault: two[1]}).install(monkeypatch)
+    assert _restart_nodes(state, two) is False
+
+
+def test_ibsim_or_an_unknown_container_is_never_merely_restarted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ibprov.twin.rack import _restart_nodes
+
+    state = rack_state(tmp_path)
+    host = FakeHost(state)
+    host.install(monkeypatch)
+    assert _restart_nodes(state, [state.ibsim]) is False
+    assert _restart_nodes(state, [state.nodes["sm01"].container, "someone-else"]) is False
+    assert host.started == [], "nothing started when the rack must be rebuilt anyway"
