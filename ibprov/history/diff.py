@@ -53,7 +53,7 @@ TREND_RUNS = 20  # the runs a counter's trend shows, newest last
 
 def ended(report: Mapping[str, Any]) -> datetime:
     """When a run ended: its start plus its duration."""
-    start = datetime.fromisoformat(str(report["started"]).replace("Z", "+00:00"))
+    start = datetime.fromisoformat(str(report["started"]))  # Python 3.11 reads a trailing "Z"
     return start + timedelta(seconds=float(report.get("duration_seconds") or 0))
 
 
@@ -131,7 +131,8 @@ def _rate(obj: str, name: str, before: int, after: int, hours: float, limit: flo
     if after < before:
         increase = after
         notes.append(f"cleared since the earlier run ({before} then): the increase is at least {after}")
-    if after >= COUNTER_MAX.get(name, 2**64):
+    top = COUNTER_MAX.get(name)  # None: a counter whose width the table does not know never "stops"
+    if top is not None and after >= top:
         notes.append(f"at its maximum ({after}): the increase may be larger; clear the counters (ibqueryerrors -k)")
     return CounterRate(obj, name, before, after, hours, increase, limit, "; ".join(notes))
 

@@ -220,8 +220,8 @@ def parse_payload(bodies: Iterable[Mapping[str, Any]]) -> BackendState:
 
 
 def _answer_members(entry: Mapping[str, Any], where: str) -> list[Member]:
-    guids = entry.get("guids", [])
-    if guids is None:
+    guids = entry.get("guids")
+    if guids is None:  # no key, or null: no members
         return []
     if not isinstance(guids, list):
         raise ValueError(f"{where}: guids is not a list")

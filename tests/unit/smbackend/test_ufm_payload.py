@@ -5,6 +5,7 @@ use, the Default partition left out, either answer shape, and a malformed answer
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -176,3 +177,96 @@ def test_an_answer_ufm_should_not_give_is_refused_naming_what(answer: Any, says:
 
 def test_a_0x_prefix_in_either_case_reads_the_same_pkey() -> None:
     assert set(parse_pkeys({"0X10": {"guids": []}, "0x20": {"guids": []}}).partitions) == {0x10, 0x20}
+
+
+def _whole(message: str) -> str:
+    return f"^{re.escape(message)}$"
+
+
+# Each refusal whole, as the user reads it: what was wrong and where (which pkey of UFM's answer, which body of
+# a payload), so that a support ticket can quote it. A fragment match would let the location go missing unseen.
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (["0x10"], "the answer lists pkeys only (asked without guids_data=true?)"),
+        ([{"pkey": "0x10"}, 7], "the answer is a list whose entries are not objects"),
+        (7, "the answer is int, not a map keyed by pkey or a list of pkeys"),
+        ({"0xzz": {}}, "pkey entry: pkey '0xzz' is not hex"),
+        ({"0x10": 7}, "pkey 0x0010: its entry is not an object"),
+        ({"0x10": {"guids": "a"}}, "pkey 0x0010: guids is not a list"),
+        ({"0x10": {"guids": [12]}}, "pkey 0x0010: a guids entry 12 is neither a GUID nor an object with one"),
+        ({"0x10": {"guids": ["xyz"]}}, "pkey 0x0010: 'xyz' is not a 64-bit port GUID"),
+        ({"0x10": {"guids": [{"guid": 5}]}}, "pkey 0x0010: GUID 5 is not a string"),
+        (
+            {"0x10": {"guids": [{"guid": "beef", "membership": "x"}]}},
+            "pkey 0x0010: membership 'x' is neither full nor limited",
+        ),
+        ({"0x10": {"ip_over_ib": 1}}, "pkey 0x0010: ip_over_ib 1 is not true or false"),
+        ({"0x10": {"mtu_limit": "big"}}, "pkey 0x0010: mtu_limit 'big' is not a number"),
+        ({"0x10": {"mtu_limit": 4.5}}, "pkey 0x0010: mtu_limit 4.5 is not an integer"),
+        ({"0x10": {"rate_limit": []}}, "pkey 0x0010: rate_limit [] is not a number"),
+        ({"0x10": {"service_level": "2.5"}}, "pkey 0x0010: service_level '2.5' is not an integer"),
+    ],
+)
+def test_a_refused_answer_says_what_and_at_which_pkey_in_full(answer: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=_whole(message)):
+        parse_pkeys(answer)
+
+
+@pytest.mark.parametrize(
+    ("bodies", "message"),
+    [
+        ([{"pkey": "0x10"}, 7], "body 1 is not an object"),
+        ([{"pkey": "0x10"}, {"pkey": None}], "body 1: pkey None is not a hex string"),
+        ([{"pkey": "0x10", "guids": "beef"}], "body 0: guids is not a list"),
+        (
+            [{"pkey": "0x10", "guids": ["beef"], "memberships": "f"}],
+            "body 0: memberships does not give one membership per GUID",
+        ),
+        (
+            [{"pkey": "0x10", "guids": ["beef"], "memberships": []}],
+            "body 0: memberships does not give one membership per GUID",
+        ),
+        ([{"pkey": "0x10", "guids": [3]}], "body 0: GUID 3 is not a string"),
+        (
+            [{"pkey": "0x10", "guids": ["beef"], "membership": "both"}],
+            "body 0: membership 'both' is neither full nor limited",
+        ),
+        ([{"pkey": "0x10", "ip_over_ib": None}], "body 0 (0x0010): ip_over_ib None is not true or false"),
+        ([{"pkey": "0x10", "mtu_limit": 4.5}], "body 0 (0x0010): mtu_limit 4.5 is not an integer"),
+        ([{"pkey": "0x10", "rate_limit": "fast"}], "body 0 (0x0010): rate_limit 'fast' is not a number"),
+        ([{"pkey": "0x10", "service_level": 1.5}], "body 0 (0x0010): service_level 1.5 is not an integer"),
+    ],
+)
+def test_a_refused_payload_says_what_and_at_which_body_in_full(bodies: list[Any], message: str) -> None:
+    with pytest.raises(ValueError, match=_whole(message)):
+        parse_payload(bodies)
+
+
+def test_a_body_without_guids_or_memberships_is_an_empty_partition_and_one_membership_defaults_to_full() -> None:
+    parsed = parse_payload([{"pkey": "0x10"}, {"pkey": "0x11", "guids": ["beef", "0002c90300a1b2c3"]}])
+    assert parsed.partitions[0x10].members == frozenset()
+    assert parsed.partitions[0x11].member_map == {C: "full", A: "full"}
+
+
+def test_an_answer_entry_without_guids_is_an_empty_partition() -> None:
+    assert parse_pkeys({"0x10": {}, "0x11": {"guids": None}}).partitions[0x10].members == frozenset()
+    assert parse_pkeys({"0x11": {"guids": None}}).partitions[0x11].members == frozenset()
+
+
+def test_a_pkey_given_as_a_json_number_reads_as_that_pkey() -> None:
+    assert set(parse_pkeys([{"pkey": 16, "guids": []}]).partitions) == {0x10}
+    assert set(parse_payload([{"pkey": 17}]).partitions) == {0x11}
+
+
+def test_a_both_member_refusal_names_the_partition_and_the_first_guid_sent() -> None:
+    from ibprov.smbackend.ufm.payload import add_guids_body
+
+    part = PartitionState(0x10, None, True, frozenset())
+    both = "is 'both'; UFM holds a GUID as full or limited only"
+    with pytest.raises(ValueError, match=_whole(f"partition 0x0010: member 0002c90300a1b2c3 {both}")):
+        add_guids_body(part, [B, A], "both")
+    with pytest.raises(ValueError, match=_whole(f"partition 0x0010: member 0000000000000000 {both}")):
+        add_guids_body(part, [], "both")
+    with pytest.raises(ValueError, match=_whole(f"partition 0x0012: member 1070fd0300c8a014 {both}")):
+        render_payload(_state(PartitionState(0x12, None, True, frozenset({(A, "full"), (B, "both")}))))
