@@ -205,6 +205,9 @@ def parse(text: str, tool: str = TOOL) -> Lfts:
 #   Unicast lids [0-10] of switch Lid 2 guid 0x0000000000200000 ('S0'):
 #   0x0001 001 # Channel Adapter portguid 0x0000000000100001: 'H0'
 #   10 lids dumped
+# The footer is the top LID (``max_lid``), whatever the number of entries: a LID the switch has no route to
+# (out port 255, or a LID no port holds) is not listed, so ftree and updn tables have gaps. A LID held by no
+# port but routed reads ``# unknown node and type``.
 _OSM_HEADER = re.compile(rf"^Unicast lids \[(\d+)-(\d+)\] of switch Lid (\d+) guid 0x({_HX}) \('(.*)'\):$")
 _OSM_ENTRY = re.compile(rf"^0x({_HX}) (\d{{3}})(?: # (.*))?$")
 _OSM_RESOLVED = re.compile(rf"^(.+?) portguid 0x({_HX}): '(.*)'$")
@@ -237,8 +240,13 @@ def parse_opensm_dump(text: str, tool: str = OPENSM_DUMP) -> Lfts:
             if entry[3] and (resolved := _OSM_RESOLVED.match(entry[3])):
                 dests[lid] = Destination(resolved[1], hex_int(resolved[2]), resolved[3])
         elif head is not None and (footer := _FOOTER.match(line)):
-            if int(footer[1]) != len(ports):
-                raise ParseError(tool, line_no, line, f"the table has {len(ports)} entries")
+            # OpenSM prints the table's top LID here, not a count (osm_dump.c since 2007): the LIDs it did not
+            # route (no path, a LID no port holds) are left out, so a table may have gaps and fewer entries
+            low, top = int(head[1]), int(head[2])
+            if int(footer[1]) != top:
+                raise ParseError(tool, line_no, line, f"the footer does not repeat the header's top LID {top}")
+            if outside := sorted(lid for lid in ports if not low <= lid <= top):
+                raise ParseError(tool, line_no, line, f"LID 0x{outside[0]:04x} is outside the header's {low}-{top}")
             tables.append(
                 SwitchLft(
                     hex_int(head[4]),

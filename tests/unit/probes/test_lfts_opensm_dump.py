@@ -31,7 +31,22 @@ def test_a_dump_cut_short_says_which_table_lost_its_end() -> None:
         lfts.parse_any(cut)
 
 
-def test_a_footer_that_disagrees_with_the_entries_is_refused() -> None:
+def test_a_footer_that_is_not_the_header_s_top_lid_is_refused() -> None:
     text = read_capture("routing/opensm-lfts-ring5-lash.txt").replace("10 lids dumped", "11 lids dumped", 1)
-    with pytest.raises(ParseError, match="the table has 10 entries"):
+    with pytest.raises(ParseError, match=r"line 12: .*the footer does not repeat the header's top LID 10"):
+        lfts.parse_any(text)
+
+
+def test_a_table_with_lids_left_out_reads_with_its_gaps() -> None:
+    text = read_capture("routing/opensm-lfts-ring5-lash.txt")
+    kept = [ln for ln in text.splitlines() if not ln.startswith(("0x0004 ", "0x0009 "))]
+    tables = lfts.parse_any("\n".join(kept) + "\n")
+    assert [sorted(t.ports) for t in tables.switches] == [[1, 2, 3, 5, 6, 7, 8, 10]] * 5
+
+
+def test_an_entry_outside_the_header_s_range_is_refused() -> None:
+    text = read_capture("routing/opensm-lfts-ring5-lash.txt").replace(
+        "10 lids dumped", "0x000b 001 # unknown node and type\n10 lids dumped", 1
+    )
+    with pytest.raises(ParseError, match="LID 0x000b is outside the header's 0-10"):
         lfts.parse_any(text)

@@ -28,6 +28,7 @@ DUMPS = [
 READERS: dict[str, Callable[[str], Lfts]] = {
     **dict.fromkeys(DUMPS, lfts.parse),
     "routing/opensm-lfts-ring5-lash.txt": lfts.parse_opensm_dump,
+    "routing/opensm-lfts-fattree-ftree.txt": lfts.parse_opensm_dump,
 }
 
 
@@ -102,6 +103,27 @@ def test_fat_tree_and_opensm_own_dump() -> None:
     assert s0.destinations[8] == Destination("Channel Adapter", 0x100005, "H2")
 
 
+def test_opensm_s_dump_of_a_fat_tree_with_gaps_is_the_tables_dump_lfts_read_from_the_switches() -> None:
+    # the spines have no route to each other's LID: OpenSM leaves those LIDs out and its footer still says 11
+    dumped = lfts.parse_opensm_dump(read_capture("routing/opensm-lfts-fattree-ftree.txt"))
+    live = lfts.parse(read_capture("routing/dump_lfts-fattree-ftree.txt"))
+    assert sorted((t.guid, len(t.ports)) for t in dumped.switches) == [
+        (0x200000, 11),
+        (0x200001, 11),
+        (0x200002, 11),
+        (0x200100, 10),
+        (0x200101, 10),
+    ]
+    for table in live.switches:
+        same = dumped.switch(table.guid)
+        assert same is not None
+        assert (dict(same.ports), dict(same.destinations), same.lid_range) == (
+            dict(table.ports),
+            dict(table.destinations),
+            table.lid_range,
+        )
+
+
 def test_every_capture_is_tested_above() -> None:
     assert sorted(READERS) == [
         "lfts/dump_lfts-stderr-merged-sim-v44.txt",
@@ -111,6 +133,7 @@ def test_every_capture_is_tested_above() -> None:
         "routing/dump_lfts-ring5-file.txt",
         "routing/dump_lfts-ring5-minhop.txt",
         "routing/dump_lfts-ring5-updn-root-S0.txt",
+        "routing/opensm-lfts-fattree-ftree.txt",
         "routing/opensm-lfts-ring5-lash.txt",
         "sim/dump_lfts-sim-v44.txt",
         "sim/ibroute-sim-v44.txt",
