@@ -3,7 +3,8 @@
 
 For every section in ``ibprov.verify.registry.SECTIONS`` the table of its declared checks is written
 between ``<!-- checks:<section>:begin -->`` and ``<!-- checks:<section>:end -->``; the JSON Schema of
-report.json between ``<!-- schema:begin -->`` and ``<!-- schema:end -->``. Everything outside the
+report.json between ``<!-- schema:begin -->`` and ``<!-- schema:end -->``; the cause graph's rules between
+``<!-- causes:begin -->`` and ``<!-- causes:end -->``. Everything outside the
 markers is hand-written prose and is never touched.
 
 Usage:
@@ -25,6 +26,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from docblock import replace_block, update_doc  # noqa: E402
 
+from ibprov.verify.causes import RULES  # noqa: E402
 from ibprov.verify.registry import SECTIONS, load_section, report_schema  # noqa: E402
 
 DOC = REPO / "docs" / "verify.md"
@@ -45,7 +47,18 @@ def checks_table(name: str) -> str:
     return "\n".join(rows) + "\n"
 
 
+def rules_table() -> str:
+    """The cause graph's rules, in the order they are tried."""
+    rows = ["| Rule | Says | Causes | Symptoms |", "|---|---|---|---|"]
+    for rule in RULES:
+        causes = ", ".join(f"`{c}*`" if c.endswith(".") else f"`{c}`" for c in rule.causes)
+        symptoms = ", ".join(f"`{c}*`" if c.endswith(".") else f"`{c}`" for c in rule.symptoms)
+        rows.append("| " + " | ".join(_cell(c) for c in (f"`{rule.id}`", rule.says, causes, symptoms)) + " |")
+    return "\n".join(rows) + "\n"
+
+
 def render_doc(text: str) -> str:
+    text = replace_block(text, "<!-- causes:begin -->", "<!-- causes:end -->", rules_table(), where=DOC)
     for info in SECTIONS:
         begin, end = f"<!-- checks:{info.name}:begin -->", f"<!-- checks:{info.name}:end -->"
         text = replace_block(text, begin, end, checks_table(info.name), where=DOC)

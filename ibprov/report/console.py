@@ -1,4 +1,5 @@
-"""The console view: a table with one line per finding, worst first, and the summary line.
+"""The console view: a table with one line per finding, worst first, and the summary line. When the report has
+a cause graph, each cause comes first and the findings it explains follow it, their check marked ``└``.
 
 Nothing here prints: :func:`findings_table` returns a rich renderable for ``ibprov.cli`` to print.
 """
@@ -9,9 +10,17 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ibprov.report.model import Report, Severity
+from ibprov.report.model import Finding, Report, Severity
 
-__all__ = ["SEVERITY_STYLE", "facts_lines", "findings_table", "fix_lines", "summary_text", "table_width"]
+__all__ = [
+    "SEVERITY_STYLE",
+    "facts_lines",
+    "findings_table",
+    "fix_lines",
+    "ordered",
+    "summary_text",
+    "table_width",
+]
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold red",
@@ -26,9 +35,21 @@ def _columns(with_fix: bool) -> tuple[str, ...]:
     return _COLUMNS if with_fix else _COLUMNS[:-1]
 
 
+def ordered(report: Report) -> list[tuple[Finding, bool]]:
+    """(finding, whether it is a symptom) in the order the console shows them: each cause, worst first, then
+    what it explains; without a cause graph, the findings worst first."""
+    if not report.explained:
+        return [(f, False) for f in report.findings]
+    out: list[tuple[Finding, bool]] = []
+    for cause in report.causes:
+        out += [(cause.finding, False), *((s, True) for s in cause.symptoms)]
+    return out
+
+
 def _rows(report: Report, with_fix: bool = True) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = [
-        (str(f.severity), f.check, f.object, f.expected, f.observed, f.fix) for f in report.findings
+        (str(f.severity), f"└ {f.check}" if symptom else f.check, f.object, f.expected, f.observed, f.fix)
+        for f, symptom in ordered(report)
     ]
     return rows if with_fix else [r[:-1] for r in rows]
 
@@ -42,7 +63,7 @@ def findings_table(report: Report, *, with_fix: bool = True) -> Table | None:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for name in _columns(with_fix):
         table.add_column(name.upper(), no_wrap=True, overflow="ellipsis")
-    for finding, row in zip(report.findings, rows, strict=True):
+    for (finding, _symptom), row in zip(ordered(report), rows, strict=True):
         table.add_row(Text(row[0], style=SEVERITY_STYLE[finding.severity]), *row[1:])
     return table
 

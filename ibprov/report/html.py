@@ -59,6 +59,8 @@ table.heatmap td.none{background:#f0f2f5;color:#8a94a3}table.heatmap th.row{text
 .legend{color:#5d6b7a;font-size:12px;margin:4px 0 10px}
 svg.trend polyline{fill:none;stroke:#b42318;stroke-width:1.5}svg.trend circle{fill:#b42318}
 td.first-seen{white-space:nowrap;font-variant-numeric:tabular-nums}
+div.cause{border-left:4px solid #b42318;padding:2px 10px;margin:8px 0}div.cause p{margin:4px 0}
+details.symptoms summary{cursor:pointer;color:#444}
 """
 
 
@@ -83,6 +85,37 @@ def _findings_table(findings: list[Finding], first_seen: Mapping[tuple[str, str]
         '<table class="findings"><thead><tr><th>Severity</th><th>Check</th><th>Object</th><th>Planned</th>'
         f"<th>Found</th><th>Fix</th>{'<th>First seen</th>' if seen else ''}</tr></thead><tbody>{rows}</tbody></table>"
     )
+
+
+def _causes(report: Report) -> str:
+    """Each cause, worst first, open; what it explains folded under it, each symptom with the evidence that ties
+    it (none without a cause graph)."""
+    if not report.explained:
+        return ""
+    blocks = []
+    for cause in report.causes:
+        f = cause.finding
+        head = (
+            f'<span class="sev {_e(f.severity)}">{_e(f.severity)}</span> <code>{_e(f.check)}</code> '
+            f"{_e(f.object)}: planned {_e(f.expected)}, found {_e(f.observed)}"
+        )
+        if cause.symptoms:
+            rows = "".join(
+                f'<tr class="symptom"><td><span class="sev {_e(s.severity)}">{_e(s.severity)}</span></td>'
+                f"<td><code>{_e(s.check)}</code></td><td>{_e(s.object)}</td><td>{_e(s.observed)}</td>"
+                f"<td>{_e(report.explained[(s.check, s.object)].evidence)}</td></tr>"
+                for s in cause.symptoms
+            )
+            folded = (
+                f'<details class="symptoms"><summary>explains {len(cause.symptoms)} finding'
+                f"{'' if len(cause.symptoms) == 1 else 's'}</summary>"
+                '<table class="findings"><thead><tr><th>Severity</th><th>Check</th><th>Object</th><th>Found</th>'
+                f"<th>Tied by</th></tr></thead><tbody>{rows}</tbody></table></details>"
+            )
+        else:
+            folded = '<p class="legend">explains no other finding</p>'
+        blocks.append(f'<div class="cause"><p>{head}</p><p class="fix">fix: {_e(f.fix)}</p>{folded}</div>')
+    return f'<section id="causes"><h2>Causes, worst first</h2>{"".join(blocks)}</section>'
 
 
 def _sparkline(trend: CounterTrend) -> str:
@@ -349,6 +382,7 @@ def to_html(report: Report) -> str:
         f"<p>spec {_e(report.spec or '—')}; started {_e(report.started or '—')}; ibprov {_e(__version__)}"
         f"{'; ' + badges if badges else ''}</p></header><main>"
         + (f'<section><h2>Notes</h2><ul class="notes">{notes}</ul></section>' if notes else "")
+        + _causes(report)
         + '<section id="all-findings"><h2>Findings, worst first</h2>'
         + _findings_table(report.findings, report.first_seen)
         + "</section>"

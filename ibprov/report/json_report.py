@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ibprov import __version__
-from ibprov.report.model import Report, Severity
+from ibprov.report.model import Finding, Report, Severity
 
 __all__ = ["HEAD_PROPERTIES", "HEAD_REQUIRED", "SCHEMA_VERSION", "report_schema", "to_dict", "to_json"]
 
@@ -20,17 +20,43 @@ SCHEMA_VERSION = 2  # 2: per-section facts in `sections` (was: `fabric`, `collec
 _STR = {"type": "string"}
 _COUNT = {"type": "integer", "minimum": 0}
 
+_CHECK_ID = {"type": "string", "pattern": r"^[a-z]+(\.[a-z0-9_]+)+$"}
+_FINDING_KEY = {
+    "type": "object",
+    "required": ["check", "object"],
+    "additionalProperties": False,
+    "properties": {"check": _CHECK_ID, "object": _STR},
+}
 _FINDING = {
     "type": "object",
     "required": ["check", "severity", "object", "expected", "observed", "fix"],
     "additionalProperties": False,
     "properties": {
-        "check": {"type": "string", "pattern": r"^[a-z]+(\.[a-z0-9_]+)+$"},
+        "check": _CHECK_ID,
         "severity": {"enum": [str(s) for s in Severity]},
         "object": _STR,
         "expected": _STR,
         "observed": _STR,
         "fix": _STR,
+        # the finding that explains this one (its direct cause), the rule and the evidence; absent: a cause
+        "caused_by": {
+            "type": "object",
+            "required": ["check", "object", "rule", "evidence"],
+            "additionalProperties": False,
+            "properties": {"check": _CHECK_ID, "object": _STR, "rule": _STR, "evidence": _STR},
+        },
+    },
+}
+# each finding nothing explains, worst first, with every finding it explains (directly or through others)
+_CAUSE = {
+    "type": "object",
+    "required": ["check", "object", "severity", "symptoms"],
+    "additionalProperties": False,
+    "properties": {
+        "check": _CHECK_ID,
+        "object": _STR,
+        "severity": {"enum": [str(s) for s in Severity]},
+        "symptoms": {"type": "array", "items": _FINDING_KEY},
     },
 }
 
@@ -138,6 +164,7 @@ def report_schema(facts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             "sections",
             "checks",
             "findings",
+            "causes",
             "notes",
             "actions",
         ],
@@ -173,6 +200,7 @@ def report_schema(facts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             },
             "checks": {"type": "array", "items": _CHECK},
             "findings": {"type": "array", "items": _FINDING},
+            "causes": {"type": "array", "items": _CAUSE},
             "notes": {"type": "array", "items": _STR},
             "actions": {"type": "array", "items": _ACTION},
         },
@@ -224,10 +252,27 @@ def to_dict(report: Report) -> dict[str, Any]:
             for s in report.sections
             for c in s.checks
         ],
-        "findings": [f.as_dict() for f in findings],
+        "findings": [_finding(report, f) for f in findings],
+        "causes": [
+            {
+                "check": c.finding.check,
+                "object": c.finding.object,
+                "severity": str(c.finding.severity),
+                "symptoms": [{"check": s.check, "object": s.object} for s in c.symptoms],
+            }
+            for c in report.causes
+        ],
         "notes": list(report.notes),
         "actions": [a.as_dict() for a in report.actions],
     }
+
+
+def _finding(report: Report, finding: Finding) -> dict[str, Any]:
+    out: dict[str, Any] = finding.as_dict()
+    why = report.explained.get((finding.check, finding.object))
+    if why is not None:
+        out["caused_by"] = why.as_dict()
+    return out
 
 
 def to_json(report: Report) -> str:

@@ -21,9 +21,11 @@ from ibprov.errors import ExitCode
 __all__ = [
     "FABRIC",
     "BarChart",
+    "Cause",
     "Cell",
     "CheckResult",
     "CounterTrend",
+    "Explanation",
     "Finding",
     "HasCharts",
     "HasMatrices",
@@ -88,6 +90,30 @@ class Finding:
             "observed": self.observed,
             "fix": self.fix,
         }
+
+
+FindingKey = tuple[str, str]  # (check, object): a finding's identity within a report
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a finding is a symptom: the finding that caused it (its direct cause; that one may have a cause of
+    its own), the rule that ties them, and the evidence, in words."""
+
+    cause: FindingKey
+    rule: str  # the rule's id, e.g. "link.lost"
+    evidence: str  # "node03 mlx5_0 port 1 has no cable: cabling.missing on that cable"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"check": self.cause[0], "object": self.cause[1], "rule": self.rule, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A finding nothing explains, with every finding it explains (directly or through others), worst first."""
+
+    finding: Finding
+    symptoms: tuple[Finding, ...]
 
 
 @dataclass(frozen=True)
@@ -280,6 +306,8 @@ class Report:
     # values over the last runs of the counters that moved since the previous run
     first_seen: Mapping[tuple[str, str], str] = field(default_factory=dict)
     trends: tuple[CounterTrend, ...] = ()
+    # the cause graph (ibprov.verify.causes): symptom (check, object) -> why; a finding not in it is a cause
+    explained: Mapping[FindingKey, Explanation] = field(default_factory=dict)
 
     @classmethod
     def from_sections(
@@ -329,6 +357,37 @@ class Report:
     def objects(self) -> int:
         return sum(len(c.cases()) for c in self.checks)
 
+    def root_of(self, finding: Finding) -> FindingKey:
+        """The cause at the end of ``finding``'s chain of explanations (its own key when nothing explains it)."""
+        key: FindingKey = (finding.check, finding.object)
+        seen = {key}
+        while (why := self.explained.get(key)) is not None and why.cause not in seen:
+            key = why.cause
+            seen.add(key)
+        return key
+
+    def cause_of(self, finding: Finding) -> Finding | None:
+        """The finding at the root of what explains ``finding`` (None: nothing does; it is a cause)."""
+        root = self.root_of(finding)
+        if root == (finding.check, finding.object):
+            return None
+        return next((f for c in self.checks for f in c.findings if (f.check, f.object) == root), None)
+
+    @property
+    def causes(self) -> list[Cause]:
+        """The findings nothing explains, each with what it explains, worst cause first; a cause with symptoms
+        goes before one without at the same severity."""
+        findings = self.findings
+        by_key = {(f.check, f.object): f for f in findings}
+        symptoms: dict[FindingKey, list[Finding]] = {}
+        for f in findings:
+            root = self.root_of(f)
+            if root != (f.check, f.object) and root in by_key:
+                symptoms.setdefault(root, []).append(f)
+        roots = [f for f in findings if self.root_of(f) == (f.check, f.object) or self.root_of(f) not in by_key]
+        roots.sort(key=lambda f: (f.severity.rank, -len(symptoms.get((f.check, f.object), [])), f.check, f.object))
+        return [Cause(f, tuple(symptoms.get((f.check, f.object), []))) for f in roots]
+
     def by_severity(self) -> dict[str, int]:
         counts = Counter(f.severity for f in self.findings)
         return {str(s): counts.get(s, 0) for s in Severity}
@@ -349,6 +408,9 @@ class Report:
             return f"PASS: no findings; {scope}"
         counts = ", ".join(f"{n} {s}" for s, n in self.by_severity().items() if n)
         found = _plural(len(findings), "finding")
+        if self.explained:
+            causes = len(self.causes)
+            found = f"{_plural(causes, 'cause')} {'explains' if causes == 1 else 'explain'} {found}"
         if self.exit_code == ExitCode.OK:
             return f"PASS with {found} ({counts}); {scope}"
         return f"FAIL: {found} ({counts}); {scope}"

@@ -19,6 +19,7 @@ from ibprov.probes import ParseError, ibnetdiscover, sminfo, smpquery
 from ibprov.probes.runner import LocalRunner
 from ibprov.report.model import Report
 from ibprov.twin.bringup import TwinRun, start_twin
+from ibprov.verify.causes import explain_report, fabric_of
 from ibprov.verify.fabric.section import verify_fabric
 
 # What OpenSM 3.3.23 logs when it throws the partition file away or cannot use its configuration.
@@ -93,9 +94,10 @@ def verify_twin(loaded: LoadedSpec, run: TwinRun, host: str) -> Report:
         section = verify_fabric(loaded, runner, synthetic_guids=True, twin=run.limits)
     finally:
         runner.close()
-    return Report.from_sections(
+    report = Report.from_sections(
         cluster=loaded.spec.cluster.name, spec=str(loaded.path) if loaded.path else "", sections=[section]
     )
+    return explain_report(report, fabric_of(loaded))
 
 
 def _prove(loaded: LoadedSpec, run: TwinRun, result: ProofResult, timeout: float) -> None:

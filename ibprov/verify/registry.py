@@ -207,14 +207,18 @@ def run_sections(
 ) -> Report:
     """Run each section in order against ``loaded`` and put their reports together."""
     stamp, t0 = utc_now_text(), time.monotonic()
+    # lazy: the registry stays import-light (the fabric discovery starts before the spec and pydantic load)
+    from ibprov.verify.causes import explain_report, fabric_of
+
     parts = [load_section(i).run(loaded, options, (started or {}).get(i.name)) for i in infos]
-    return Report.from_sections(
+    report = Report.from_sections(
         cluster=loaded.spec.cluster.name,
         spec=str(loaded.path) if loaded.path else "",
         sections=parts,
         started=stamp,
         duration_seconds=time.monotonic() - t0,
     )
+    return explain_report(report, fabric_of(loaded))
 
 
 def report_schema() -> dict[str, Any]:

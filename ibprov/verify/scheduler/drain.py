@@ -2,10 +2,12 @@
 
 * ``--drain``: every scheduler node named by a finding of ``scheduler.drain_severity`` or worse is drained with
   a reason ``ibprov: <check> <object>`` (``(+N)`` more findings), cut to :data:`REASON_MAX` characters; the
-  report lists every finding.
-* ``--resume``: a node is resumed only when its reason starts with ``ibprov:``, the check that reason names was
-  judged by this run (a node drained for a cable is not resumed by a run of ``--nodes`` alone), and the node has
-  no such finding now.
+  report lists every finding. When another finding explains the node's worst one (the report's cause graph),
+  the reason names that cause and what it did here: ``ibprov: sm.rogue node04 mlx5_0 port 1 (pkey.missing
+  here)``, so that ``sinfo -R`` sends an admin to the rogue SM, not to the node.
+* ``--resume``: a node is resumed only when its reason starts with ``ibprov:``, the check that reason names (the
+  cause's, when it named one) was judged by this run (a node drained for a cable is not resumed by a run of
+  ``--nodes`` alone), and the node has no such finding now.
 * A node drained or downed by someone else (a reason without the prefix) keeps its reason and is never
   resumed; a DOWN node is left alone (Slurm's own state); a node Slurm does not know is only reported.
 
@@ -29,8 +31,10 @@ from ibprov.verify.scheduler.collect import Slurm
 __all__ = ["REASON_MAX", "carry_out", "nodes_named", "plan_actions", "reason_for"]
 
 # Slurm 22.05 took a 5,000-character reason whole (measured), so the limit is what people read: `sinfo -R` shows
-# 20 characters (its default %20E: "ibprov: link.state l"), `sinfo -R -o '%50E %N'` and `scontrol show node` more.
-REASON_MAX = 50
+# 20 characters (its default %20E: "ibprov: link.state l"), `sinfo -R -o '%64E %N'` and `scontrol show node` more;
+# 64 as the ib_healthcheck role's, so that a cause and the symptom here fit ("ibprov: sm.rogue node04 mlx5_0 port 1
+# (pkey.missing here)" is 57)
+REASON_MAX = 64
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
@@ -45,16 +49,25 @@ def nodes_named(text: str, nodes: Iterable[str]) -> list[str]:
     return list(found)
 
 
-def reason_for(findings: Sequence[Finding]) -> str:
-    """``ibprov: <check> <object>`` of the worst finding, ``(+N)`` for the others, at most REASON_MAX long."""
+def reason_for(findings: Sequence[Finding], cause: Finding | None = None) -> str:
+    """``ibprov: <check> <object>`` of the worst finding, or of ``cause`` (what explains it) with ``(<check>
+    here)``; ``(+N)`` for the others; at most REASON_MAX long (the object is cut, never the check)."""
     first = findings[0]
     more = f" (+{len(findings) - 1})" if len(findings) > 1 else ""
-    head = f"{PREFIX} {first.check} "
-    room = REASON_MAX - len(head) - len(more)
-    obj = " ".join(first.object.split())
+    named, here = (cause, f" ({first.check} here)") if cause is not None else (first, "")
+    head = f"{PREFIX} {named.check} "
+    tail = here + more
+    room = REASON_MAX - len(head) - len(tail)
+    obj = " ".join(named.object.split())
     if len(obj) > room:
         obj = obj[: max(room - 3, 0)] + "..."
-    return (head + obj).rstrip() + more
+    return (head + obj).rstrip() + tail
+
+
+def _why(report: Report, finding: Finding) -> str:
+    cause = report.cause_of(finding)
+    by = f" (caused by {cause.check} {cause.object})" if cause is not None else ""
+    return f"{finding.severity} {finding.check} {finding.object}{by}"
 
 
 def _reason_check(reason: str) -> str:
@@ -106,7 +119,7 @@ def plan_actions(
         mine = slurm.reason.startswith(PREFIX)
         found = failing.get(node, [])
         if found and drain:
-            why = "; ".join(f"{f.severity} {f.check} {f.object}" for f in found)
+            why = "; ".join(_why(report, f) for f in found)
             if slurm.down and not slurm.drained:
                 actions.append(NodeAction(node, "keep", slurm.reason, f"{slurm.state}: left to Slurm; {why}"))
             elif slurm.drained and not mine:
@@ -115,7 +128,7 @@ def plan_actions(
             elif slurm.drained:
                 actions.append(NodeAction(node, "keep", slurm.reason, f"already drained by ibprov; {why}"))
             else:
-                actions.append(NodeAction(node, "drain", reason_for(found), why))
+                actions.append(NodeAction(node, "drain", reason_for(found, report.cause_of(found[0])), why))
         elif not found and resume and slurm.drained and mine:
             check = _reason_check(slurm.reason)
             if check in judged:

@@ -41,7 +41,7 @@ def test_a_clean_fabric_exits_0_with_the_summary(monkeypatch: pytest.MonkeyPatch
     calls = fake_verify(monkeypatch, clean_fabric())
     result = run("--fabric", str(RACK), "--synthetic-guids", "--soak", "5")
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[-1].startswith("PASS: no findings; 23 checks over")
+    assert result.stdout.splitlines()[-1].startswith("PASS: no findings; 24 checks over")
     assert (calls[0]["soak"], calls[0]["synthetic_guids"]) == (5.0, True)
     assert calls[0]["runner"].where == "this host"
     assert calls[0]["prefetched"] == [("ibnetdiscover", "--cache", "{scratch}/fabric.cache")], (

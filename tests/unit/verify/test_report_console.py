@@ -50,9 +50,9 @@ def test_the_worst_finding_comes_first() -> None:
 
 
 def test_the_summary_line_says_pass_or_fail_and_counts_by_severity() -> None:
-    assert str(summary_text(clean_report())).startswith("PASS: no findings; 23 checks over")
+    assert str(summary_text(clean_report())).startswith("PASS: no findings; 24 checks over")
     assert findings_table(clean_report()) is None
-    assert report_with_findings().summary.startswith("FAIL: 3 findings (3 error); 23 checks over")
+    assert report_with_findings().summary.startswith("FAIL: 3 findings (3 error); 24 checks over")
 
 
 def test_warnings_alone_do_not_fail_verify() -> None:

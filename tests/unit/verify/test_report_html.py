@@ -107,7 +107,7 @@ def test_the_page_is_self_contained_and_escapes_what_it_shows() -> None:
     assert not {"script", "link", "img", "iframe"} & set(parser.tags), "no script, no external asset"
     assert "a &lt;b&gt;note&lt;/b&gt; &amp; more" in html
     text = " ".join(parser.parts)
-    assert "FAIL: 3 findings (3 error); 32 checks over" in text
+    assert "FAIL: 3 findings (3 error); 33 checks over" in text
     assert "node01 mlx5_0 port 1" in text
     assert "leaf01 port 9" in text
 
@@ -144,14 +144,14 @@ def test_chromium_shows_the_summary_findings_facts_and_notes(tmp_path: Path) -> 
     page = tmp_path / "report.html"
     page.write_text(to_html(report()))
     dom, shown, shot = open_in_chromium(page, "report.png", "1400,1800")
-    assert "FAIL: 3 findings (3 error); 32 checks over" in shown
+    assert "FAIL: 3 findings (3 error); 33 checks over" in shown
     assert shown.count("cabling.miswire") >= 2, "in the findings of the report and of its section"
     assert "planned leaf01 port 1, found leaf01 port 9" in shown
     assert "move the cable from the found port to the planned one" in shown
     assert "1 switch, 6 channel adapters, 6 links; master SM sm01 mlx5_0 port 1 (priority 15)" in shown
     assert "6 of 6 hosts answered" in shown
     assert "a <b>note</b> & more" in shown, "notes shown as text, never as markup"
-    assert dom.count('class="check"') == 32
+    assert dom.count('class="check"') == 33
     assert shot.stat().st_size > 20_000, "a real screenshot of the page"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -244,3 +244,21 @@ def test_chromium_shows_when_each_finding_was_first_seen_and_the_counters_that_m
     dom, shown, _shot = open_in_chromium(plain, "report-plain.png", "1400,1000")
     assert "First seen" not in shown, "no history, no first-seen column"
     assert "Counters that moved" not in shown, "no history, no trends"
+
+
+def test_chromium_shows_the_causes_first_with_their_symptoms_folded_under_them(tmp_path: Path) -> None:
+    from causekit import demo_findings, fabric, report_of
+
+    from ibprov.verify.causes import explain_report
+
+    page = tmp_path / "report-causes.html"
+    page.write_text(to_html(explain_report(report_of(demo_findings()), fabric())))
+    dom, shown, shot = open_in_chromium(page, "report-causes.png", "1400,1400")
+    assert "FAIL: 2 causes explain 8 findings" in shown
+    causes = shown[shown.index("Causes, worst first") : shown.index("Findings, worst first")]
+    assert causes.index("sm.rogue node04 mlx5_0 port 1") < causes.index("cabling.missing node03 mlx5_0 port 1")
+    assert "explains 6 findings" in causes
+    assert "explains no other finding" in causes
+    assert dom.count('<details class="symptoms">') == 1, "folded: no open attribute"
+    assert "the unplanned SM node04 mlx5_0 port 1 is a MASTER" in causes
+    assert shot.stat().st_size > 20_000

@@ -94,7 +94,7 @@ def test_a_report_of_two_sections_counts_both_and_keeps_each_sections_facts_apar
     report = Report.from_sections(cluster="rack", spec="rack.yaml", sections=[fabric_with_findings(), nodes])
     assert report.command == "verify --fabric --nodes"
     assert report.exit_code == 1
-    assert len(report.checks) == 23 + 9
+    assert len(report.checks) == 24 + 9
     data = to_dict(report)
     assert data["sections"]["nodes"]["facts"] == {"hosts": 6, "hosts_reached": 6}
     assert (data["sections"]["fabric"]["result"], data["sections"]["nodes"]["result"]) == ("fail", "pass")
@@ -140,4 +140,4 @@ def test_verify_with_two_section_flags_runs_both_into_one_report(
     assert ran == ["fabric", "nodes"], "sections run in registry order"
     doc = json.loads(out.read_text())
     assert (doc["command"], list(doc["sections"])) == ("verify --fabric --nodes", ["fabric", "nodes"])
-    assert result.stdout.splitlines()[-1].startswith("PASS: no findings; 32 checks over")
+    assert result.stdout.splitlines()[-1].startswith("PASS: no findings; 33 checks over")

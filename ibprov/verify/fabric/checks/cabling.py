@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ibprov.clusterspec.topology import PlannedLink
 from ibprov.clusterspec.types import Endpoint
 from ibprov.identity.guids import fmt_guid
 from ibprov.report.model import Finding, Severity
 from ibprov.verify.fabric.checks.matching import classify, end_name
-from ibprov.verify.fabric.checks.objects import fabric_only, planned_cables
-from ibprov.verify.fabric.observation import Observation
+from ibprov.verify.fabric.checks.objects import fabric_only, planned_cables, planned_switches
+from ibprov.verify.fabric.observation import LinkState, Observation
 from ibprov.verify.fabric.plan import Plan, endpoint_name
 from ibprov.verify.judge import Check
 
@@ -54,12 +57,44 @@ WRONG_DEVICE = Check(
     planned_cables,
     object_kind="the planned end that sees the foreign device",
 )
-CHECKS = (MISWIRE, SWAPPED, MISSING, UNPLANNED, WRONG_DEVICE)
+SWITCH_MISSING = Check(
+    "cabling.switch_missing",
+    "Each planned switch is on the fabric",
+    Severity.ERROR,
+    "power the switch on and check its management port; if it runs, reseat its cables (every planned cable "
+    "to it is missing and none of its ports answers)",
+    planned_switches,
+    object_kind="the switch",
+)
+CHECKS = (MISWIRE, SWAPPED, MISSING, UNPLANNED, WRONG_DEVICE, SWITCH_MISSING)
 
 
 def _with_guid(plan: Plan, end: Endpoint) -> str:
     guid = plan.device_guid(end)
     return f"{endpoint_name(end)} ({fmt_guid(guid)})" if guid is not None else endpoint_name(end)
+
+
+Missing = Sequence[tuple[PlannedLink, Sequence[tuple[Endpoint, LinkState | None]]]]
+
+
+def _switches_gone(plan: Plan, missing: Missing) -> list[Finding]:
+    """A planned switch is gone when every planned cable to it is missing and none of its ends is on the fabric
+    (the fabric shows no port of it): one finding for the switch, beside its cables' (which it explains)."""
+    planned: dict[str, int] = {}
+    for link in plan.links:
+        for end in (link.a, link.b):
+            if end.hca is None:
+                planned[end.device] = planned.get(end.device, 0) + 1
+    lost: dict[str, int] = {}
+    for _link, states in missing:
+        for end, state in states:
+            if end.hca is None and state is None:
+                lost[end.device] = lost.get(end.device, 0) + 1
+    return [
+        SWITCH_MISSING.finding(name, "on the fabric", f"not on the fabric: none of its {count} planned cables is seen")
+        for name, count in sorted(planned.items())
+        if lost.get(name) == count
+    ]
 
 
 def check(plan: Plan, obs: Observation) -> list[Finding]:
@@ -82,6 +117,7 @@ def check(plan: Plan, obs: Observation) -> list[Finding]:
         out.append(WRONG_DEVICE.finding(endpoint_name(end), _with_guid(plan, planned), str(foreign)))
     for a, b in cabling.unplanned:
         out.append(UNPLANNED.finding(end_name(a), "no cable", f"a cable to {end_name(b)}"))
+    out += _switches_gone(plan, cabling.missing)
     for link, states in cabling.missing:
         anchor = plan.anchor(link)
         other = link.b if link.a == anchor else link.a

@@ -8,7 +8,7 @@ from ibprov.report.model import FABRIC
 from ibprov.verify.fabric.observation import Observation
 from ibprov.verify.fabric.plan import Plan, endpoint_name, port_name
 
-__all__ = ["fabric_only", "planned_ca_ports", "planned_cables", "seen_ports"]
+__all__ = ["fabric_only", "planned_ca_ports", "planned_cables", "planned_switches", "seen_ports"]
 
 
 def fabric_only(_plan: Plan, _obs: Observation) -> Sequence[str]:
@@ -18,6 +18,11 @@ def fabric_only(_plan: Plan, _obs: Observation) -> Sequence[str]:
 def planned_cables(plan: Plan, _obs: Observation) -> Sequence[str]:
     """Every planned cable, named by its anchor end (the CA end, else the lower switch tier)."""
     return [endpoint_name(plan.anchor(link)) for link in plan.links]
+
+
+def planned_switches(plan: Plan, _obs: Observation) -> Sequence[str]:
+    """Every planned switch with a planned cable, by name."""
+    return sorted({end.device for link in plan.links for end in (link.a, link.b) if end.hca is None})
 
 
 def planned_ca_ports(plan: Plan, _obs: Observation) -> Sequence[str]:
