@@ -61,6 +61,12 @@ CATALOG: tuple[Metric, ...] = (
         (*_C, "section", "check", "severity"),
     ),
     Metric(
+        "ibprov_causes",
+        "gauge",
+        "Findings of the last run that no other finding explains (its causes), by check and severity",
+        (*_C, "section", "check", "severity"),
+    ),
+    Metric(
         "ibprov_finding",
         "gauge",
         "1 for each finding of the last run (at most MAX_FINDING_SERIES series)",

@@ -150,6 +150,10 @@ class RunDiff:
     master_before: dict[str, Any] | None
     master_after: dict[str, Any] | None
     fabric_compared: bool  # both runs have the fabric section (its counters and master)
+    # the causes (findings nothing explains) among the new and the resolved findings; None: that run's
+    # report.json has no cause graph (written before ibprov had one)
+    new_causes: tuple[dict[str, str], ...] | None = None
+    resolved_causes: tuple[dict[str, str], ...] | None = None
 
     @property
     def hours(self) -> float:
@@ -176,11 +180,20 @@ class RunDiff:
             f"{len(self.new)} new, {len(self.resolved)} resolved, {len(self.persisting)} persisting over "
             f"{self.hours:.1f} h ({self.old_ended:%Y-%m-%d %H:%M} -> {self.new_ended:%Y-%m-%d %H:%M} UTC)"
         ]
+        causes = []
+        for word, found in (("new", self.new_causes), ("resolved", self.resolved_causes)):
+            if found:
+                named = ", ".join(f"{c['check']} {c['object']}" for c in found[:3])
+                causes.append(f"{len(found)} {word} ({named}{', ...' if len(found) > 3 else ''})")
+        if causes:
+            out.append(f"causes: {'; '.join(causes)}")
         for word, found in (("new", self.new), ("resolved", self.resolved), ("persisting", self.persisting)):
             for f in sorted(found, key=lambda f: (Severity(f["severity"]).rank, f["check"], f["object"])):
+                by = f.get("caused_by")
+                because = f" (caused by {by['check']} {by['object']})" if isinstance(by, dict) else ""
                 out.append(
                     f"  {word:<10} {f['severity']:<8} {f['check']:<24} {f['object']}: planned {f['expected']}, "
-                    f"found {f['observed']}"
+                    f"found {f['observed']}{because}"
                 )
         if not self.fabric_compared:
             out.append("counters: not compared (a run without the fabric section)")
@@ -203,8 +216,23 @@ class RunDiff:
             "counter_rates": [r.as_dict() for r in self.rates],
             "fabric_compared": self.fabric_compared,
             "master_sm": {"before": self.master_before, "after": self.master_after, "changed": self.master_changed},
+            "causes": {
+                "new": None if self.new_causes is None else [_key(f) for f in self.new_causes],
+                "resolved": None if self.resolved_causes is None else [_key(f) for f in self.resolved_causes],
+            },
             "exit_code": self.exit_code,
         }
+
+
+def _key(finding: Mapping[str, Any]) -> dict[str, str]:
+    return {"check": finding["check"], "object": finding["object"]}
+
+
+def _causes(report: Mapping[str, Any], found: Sequence[dict[str, str]]) -> tuple[dict[str, str], ...] | None:
+    """The findings of ``found`` (``report``'s) that nothing explains; None when ``report`` has no cause graph."""
+    if "causes" not in report:
+        return None
+    return tuple(f for f in found if "caused_by" not in f)
 
 
 def _sm(master: Mapping[str, Any] | None) -> str:
@@ -224,16 +252,20 @@ def diff_runs(old: Mapping[str, Any], new: Mapping[str, Any], limits: Mapping[st
             prior = was.get((obj, name), 0)
             if value != prior:
                 rates.append(_rate(obj, name, prior, value, hours, limits.get(name)))
+    new_found = tuple(f for k, f in after.items() if k not in before)
+    resolved = tuple(f for k, f in before.items() if k not in after)
     return RunDiff(
         old_ended=start,
         new_ended=end,
-        new=tuple(f for k, f in after.items() if k not in before),
-        resolved=tuple(f for k, f in before.items() if k not in after),
+        new=new_found,
+        resolved=resolved,
         persisting=tuple(f for k, f in after.items() if k in before),
         rates=tuple(rates),
         master_before=_master(old),
         master_after=_master(new),
         fabric_compared=compared,
+        new_causes=_causes(new, new_found),
+        resolved_causes=_causes(old, resolved),
     )
 
 

@@ -117,6 +117,9 @@ def _findings(s: _Samples, cluster: str, report: Mapping[str, Any], seen: Mappin
             {"cluster": cluster, "section": section, "check": check_id, "severity": severity},
             n,
         )
+    causes = Counter((f["section"], f["check"], f["severity"]) for f in found.values() if "caused_by" not in f)
+    for (section, check_id, severity), n in sorted(causes.items()):
+        s.add("ibprov_causes", {"cluster": cluster, "section": section, "check": check_id, "severity": severity}, n)
     # the worst first: past the cap, warnings lose their series before critical findings do
     ordered = sorted(found.values(), key=lambda f: (Severity(f["severity"]).rank, f["check"], f["object"]))
     for f in ordered[:MAX_FINDING_SERIES]:

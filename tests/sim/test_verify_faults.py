@@ -571,3 +571,29 @@ def test_verify_through_ansible_on_localhost_finds_what_a_local_run_finds(tmp_pa
     assert remote.collected_from == "localhost (ansible)"
     assert found(remote) == found(local) == {("cabling.missing", "node03 mlx5_0 port 1")}
     assert remote.facts.as_dict()["master_sm"] == local.facts.as_dict()["master_sm"]
+
+
+def test_a_spine_with_every_cable_pulled_is_one_cause_that_explains_every_other_finding(tmp_path: Path) -> None:
+    from ibprov.report.model import Report
+    from ibprov.twinnet.netfile import switch_id
+    from ibprov.verify.causes import explain_report, fabric_of
+
+    loaded = example("fat-tree")
+    ports = sorted(e.port for link in loaded.topology.links for e in (link.a, link.b) if e.device == "spine02")
+    assert len(ports) == 20
+    with twin(loaded, tmp_path) as run:
+        for port in ports:
+            run.sim.console(f'Unlink "{switch_id("spine02")}"[{port}]')
+        wait_until(
+            lambda: "spine02" not in run.sim.run(["ibnetdiscover"], probe(run)).stdout, "spine02 to leave the fabric"
+        )
+        section = verify(loaded, run)
+    report = explain_report(
+        Report.from_sections(cluster="ft", spec="fat-tree.yaml", sections=[section]), fabric_of(loaded)
+    )
+    assert [(c.finding.check, c.finding.object) for c in report.causes] == [("cabling.switch_missing", "spine02")]
+    (cause,) = report.causes
+    assert len(cause.symptoms) == len(report.findings) - 1 >= 20
+    assert {s.check for s in cause.symptoms} >= {"cabling.missing"}
+    assert cause.finding.observed == "not on the fabric: none of its 20 planned cables is seen"
+    assert report.summary.startswith(f"FAIL: 1 cause explains {len(report.findings)} findings")

@@ -176,6 +176,7 @@ def test_the_json_of_a_diff_is_exactly_these_keys_and_values() -> None:
         ],
         "fabric_compared": True,
         "master_sm": {"before": SM01, "after": None, "changed": True},
+        "causes": {"new": None, "resolved": None},  # runs written without a cause graph
         "exit_code": 1,
     }
 
@@ -259,3 +260,35 @@ def test_trends_read_a_run_without_sections_as_no_values() -> None:
         [BARE, _run("2026-12-01T01:00:00Z", [], counters={P1: {"SymbolErrorCounter": 4}}, master=SM01)], [rate]
     )
     assert trend.points == (("2026-12-01T00:00:00Z", None), ("2026-12-01T01:20:00Z", 4))
+
+
+def test_runs_with_a_cause_graph_say_which_causes_are_new_and_resolved_and_what_caused_each_symptom() -> None:
+    rogue = _finding("sm.rogue", "node04 mlx5_0 port 1", "security")
+    pkey = {
+        **_finding("pkey.missing", P2, "error"),
+        "caused_by": {"check": "sm.rogue", "object": rogue["object"], "rule": "sm.rogue_programs", "evidence": "..."},
+    }
+    cable = _finding("cabling.missing", P3, "error")
+    old = {**_run("2026-12-01T00:00:00Z", [cable], counters={}, master=SM01), "causes": [cable]}
+    new = {**_run("2026-12-01T01:00:00Z", [rogue, pkey], counters={}, master=SM01), "causes": [rogue]}
+    got = diff_runs(old, new, {})
+    assert got.lines()[:5] == [
+        "2 new, 1 resolved, 0 persisting over 1.0 h (2026-12-01 00:20 -> 2026-12-01 01:20 UTC)",
+        "causes: 1 new (sm.rogue node04 mlx5_0 port 1); 1 resolved (cabling.missing node02 mlx5_0 port 1)",
+        "  new        security sm.rogue                 node04 mlx5_0 port 1: planned sm.rogue as planned, "
+        "found sm.rogue otherwise",
+        "  new        error    pkey.missing             node01 mlx5_0 port 1: planned pkey.missing as planned, "
+        "found pkey.missing otherwise (caused by sm.rogue node04 mlx5_0 port 1)",
+        "  resolved   error    cabling.missing          node02 mlx5_0 port 1: planned cabling.missing as planned, "
+        "found cabling.missing otherwise",
+    ]
+    assert got.as_dict()["causes"] == {
+        "new": [{"check": "sm.rogue", "object": "node04 mlx5_0 port 1"}],
+        "resolved": [{"check": "cabling.missing", "object": P3}],
+    }
+    many = [_finding("cabling.missing", f"node0{i} mlx5_0 port 1", "error") for i in range(5, 9)]
+    new = {**_run("2026-12-01T01:00:00Z", many, counters={}, master=SM01), "causes": many}
+    assert diff_runs({**old, "causes": []}, new, {}).lines()[1] == (
+        "causes: 4 new (cabling.missing node05 mlx5_0 port 1, cabling.missing node06 mlx5_0 port 1, "
+        "cabling.missing node07 mlx5_0 port 1, ...); 1 resolved (cabling.missing node02 mlx5_0 port 1)"
+    )
