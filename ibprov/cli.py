@@ -208,6 +208,12 @@ def twin() -> None:
     is_flag=True,
     help="Then run `verify --fabric` against the running twin (with its stand-in GUIDs).",
 )
+@click.option(
+    "--routing",
+    is_flag=True,
+    help="With --verify: also run `verify --routing` on the tables the real OpenSM programmed: credit loops, "
+    "dead ends, up*/down* and balance of the planned engine on the planned cabling, before any hardware exists.",
+)
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="With --verify: write report.json.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="With --verify: write junit.xml.")
 @click.option("--html", "html_path", type=click.Path(path_type=Path), help="With --verify: write report.html.")
@@ -224,6 +230,7 @@ def twin_prove(
     timeout: float,
     save_ibnetdiscover: Path | None,
     run_verify: bool,
+    routing: bool,
     json_path: Path | None,
     junit_path: Path | None,
     html_path: Path | None,
@@ -233,9 +240,11 @@ def twin_prove(
     # lazy: the twin (ibsim, OpenSM) only for its commands; `ibprov --help` starts without them
     from ibprov.twin.prove import prove
 
+    if routing and not run_verify:
+        raise click.UsageError("--routing: only with --verify (it audits the running twin's tables)")
     loaded = _load_spec(spec)
     with tempfile.TemporaryDirectory(prefix="ibprov-twin-") as tmp:
-        result = prove(loaded, workdir or Path(tmp), timeout=timeout, verify=run_verify)
+        result = prove(loaded, workdir or Path(tmp), timeout=timeout, verify=run_verify, routing=routing)
     for line in result.lines:
         click.echo(line)
     if result.report is None:  # else the report carries them: each note is shown once

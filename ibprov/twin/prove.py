@@ -21,6 +21,8 @@ from ibprov.report.model import Report
 from ibprov.twin.bringup import TwinRun, start_twin
 from ibprov.verify.causes import explain_report, fabric_of
 from ibprov.verify.fabric.section import verify_fabric
+from ibprov.verify.registry import VerifyOptions
+from ibprov.verify.routing.section import log_reader, verify_routing
 
 # What OpenSM 3.3.23 logs when it throws the partition file away or cannot use its configuration.
 LOG_FAILURES = (
@@ -66,11 +68,13 @@ def prove(
     before_start: Callable[[Path], None] | None = None,
     while_up: Callable[[TwinRun, str], None] | None = None,
     verify: bool = False,
+    routing: bool = False,
 ) -> ProofResult:
     """Bring the plan up on the twin and check it. ``before_start(opensm_dir)`` may alter the rendered
     OpenSM files first (tests use it to prove that a broken configuration is caught); ``while_up(run, host)``
     runs once the proof passed, before the twin stops, with a port to run diags from. ``verify``: then
-    run ``verify --fabric`` from that port (``result.report``)."""
+    run ``verify --fabric`` from that port (``result.report``); ``routing``: and ``verify --routing`` (the
+    forwarding tables the real OpenSM programmed, audited for loops, dead ends and balance, with its log)."""
     result = ProofResult()
     run = start_twin(loaded, workdir, before_start=before_start)
     result.notes = [*(run.limits.notes() if run.limits is not None else []), *run.backend_notes]
@@ -81,21 +85,25 @@ def prove(
             if while_up is not None:
                 while_up(run, host)
             if verify:
-                result.report = verify_twin(loaded, run, host)
+                result.report = verify_twin(loaded, run, host, routing=routing)
     finally:
         run.stop()
     return result
 
 
-def verify_twin(loaded: LoadedSpec, run: TwinRun, host: str) -> Report:
-    """``verify --fabric`` against the running twin, the diags running as ``host``, its GUIDs synthetic."""
+def verify_twin(loaded: LoadedSpec, run: TwinRun, host: str, *, routing: bool = False) -> Report:
+    """``verify --fabric`` (and with ``routing``, ``verify --routing``) against the running twin, the diags
+    running as ``host``, its GUIDs synthetic, the engine read from the twin's OpenSM log."""
     runner = LocalRunner(env=run.sim.env(host))
     try:
-        section = verify_fabric(loaded, runner, synthetic_guids=True, twin=run.limits)
+        sections = [verify_fabric(loaded, runner, synthetic_guids=True, twin=run.limits)]
+        if routing:
+            reader = log_reader(loaded, VerifyOptions(sm_log=run.master.log))
+            sections.append(verify_routing(loaded, runner, reader, twin=True))
     finally:
         runner.close()
     report = Report.from_sections(
-        cluster=loaded.spec.cluster.name, spec=str(loaded.path) if loaded.path else "", sections=[section]
+        cluster=loaded.spec.cluster.name, spec=str(loaded.path) if loaded.path else "", sections=sections
     )
     return explain_report(report, fabric_of(loaded))
 

@@ -89,3 +89,91 @@ def test_twin_verify_runs_verify_fabric_against_the_running_twin(tmp_path: Path)
     assert result.exit_code == 0, result.output
     assert "PASS: no findings" in result.stdout
     assert '"result": "pass"' in report.read_text()
+
+
+def _torus_spec(cols: int, rows: int, engine: str) -> str:
+    """A cols x rows torus of 8-port switches, cabled in dimension order (port 1 to the next column's port 2,
+    port 3 to the next row's port 4, both wrapping round), one HCA each on port 8."""
+    name = {(c, r): f"t{c}{r}" for c in range(cols) for r in range(rows)}
+    links = [f"    - {s}:8 <-> h{s[1:]}/mlx5_0:1" for s in name.values()]
+    links += [f"    - {name[c, r]}:1 <-> {name[(c + 1) % cols, r]}:2" for c in range(cols) for r in range(rows)]
+    if rows > 1:
+        links += [f"    - {name[c, r]}:3 <-> {name[c, (r + 1) % rows]}:4" for c in range(cols) for r in range(rows)]
+    nodes = "\n".join(f"  - {{name: h{s[1:]}, hcas: [{{device: mlx5_0}}]}}" for s in name.values())
+    switches = "\n".join(f"  - {{name: {s}, ports: 8, role: leaf}}" for s in name.values())
+    first = next(iter(name.values()))[1:]
+    return f"""version: 1
+cluster: {{name: torus{cols}x{rows}}}
+nodes:
+{nodes}
+switches:
+{switches}
+fabric:
+  speed: EDR
+  links:
+{chr(10).join(links)}
+subnet_manager:
+  routing_engine: {engine}
+  instances: [{{node: h{first}, priority: 15}}]
+"""
+
+
+FAT_TREE = """version: 1
+cluster: {name: ft}
+nodes:
+NODES
+fabric:
+  speed: EDR
+  fat_tree: {radix: 8, leaves: 3, spines: 2, hosts_per_leaf: 2, uplinks_per_leaf: 2}
+subnet_manager:
+  routing_engine: ftree
+  instances: [{node: n01, priority: 15}]
+""".replace("NODES", "\n".join(f"  - {{name: n{i:02d}, hcas: [{{device: mlx5_0}}]}}" for i in range(1, 7)))
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "loops"),
+    [
+        ("ring of 5 under minhop", _torus_spec(5, 1, "minhop"), True),
+        ("5x3 torus under dor", _torus_spec(5, 3, "dor"), True),
+        ("fat tree under ftree", FAT_TREE, False),
+    ],
+    ids=["ring-minhop", "torus-dor", "fat-tree-ftree"],
+)
+def test_the_one_shot_twin_runs_the_routing_audit_before_any_hardware_exists(
+    name: str, text: str, loops: bool, tmp_path: Path
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from ibprov.cli import cli
+
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(text)
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(cli, ["twin", str(spec), "--verify", "--routing", "--json", str(report)])
+    data = json.loads(report.read_text())
+    assert set(data["sections"]) == {"fabric", "routing"}, name
+    routing = data["sections"]["routing"]["facts"]
+    checks = {c["id"]: c["status"] for c in data["checks"] if c["section"] == "routing"}
+    assert routing["pairs"] == routing["delivered"], "every route delivered"
+    if loops:
+        assert routing["credit_loops"] > 0, name
+        assert checks["routing.credit_loops"] == "fail"
+        assert result.exit_code == 1, result.output
+    else:
+        assert routing["credit_loops"] == 0
+        assert data["result"] == "pass", [f["check"] + " " + f["object"] for f in data["findings"]]
+        assert result.exit_code == 0, result.output
+
+
+def test_routing_without_verify_is_refused_saying_why() -> None:
+    from click.testing import CliRunner
+
+    from ibprov.cli import cli
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "rack.yaml"
+    result = CliRunner().invoke(cli, ["twin", str(example), "--routing"])
+    assert result.exit_code == 2
+    assert "--routing: only with --verify" in result.output
