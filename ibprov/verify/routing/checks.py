@@ -162,13 +162,14 @@ def _entry(model: RoutingModel, switch: int, port: int) -> str:
 
 
 def _loop_of(model: RoutingModel, path: list[int]) -> str:
+    """The channels of a forwarding loop, each as its cable (``leaf02:3 → spine01:2``), then "round again"."""
     seen: dict[int, int] = {}
     for i, c in enumerate(path):
         if c in seen:
             loop = path[seen[c] : i]
-            return " → ".join(f"{model.names[model.chan_src[x]]}:{model.chan_port[x]}" for x in loop) + " → …"
+            return ", ".join(model.channel_name(x) for x in loop) + " (and round again)"
         seen[c] = i
-    return " → ".join(model.channel_name(c) for c in path[:SHOWN])
+    return ", ".join(model.channel_name(c) for c in path[:SHOWN])
 
 
 # ------------------------------------------------------------------------------------------ credit loops
@@ -197,8 +198,10 @@ def _credit_loops(plan: RoutingPlan, a: Audited) -> list[Finding]:
         return []
     out = []
     for k, (size, cycle) in enumerate(zip(an.cycles.component_sizes, an.cycles.cycles, strict=False), 1):
-        hops = [an.vertex_name(model, v) if an.layered else _hop(model, v) for v in cycle]
-        shown = " → ".join(hops[:SHOWN]) + (" → …" if len(hops) > SHOWN else f" → {hops[0]}")
+        # each channel as the cable it crosses, port to the peer's port, as routing.balance writes channels;
+        # the last channel ends where the first starts
+        hops = [an.vertex_name(model, v) for v in cycle]
+        shown = ", ".join(hops[:SHOWN]) + (", …" if len(hops) > SHOWN else "")
         vl = "" if an.layered else " (VL 0)"
         out.append(
             CREDIT_LOOPS.finding(
@@ -209,10 +212,6 @@ def _credit_loops(plan: RoutingPlan, a: Audited) -> list[Finding]:
             )
         )
     return out
-
-
-def _hop(model: RoutingModel, c: int) -> str:
-    return f"{model.names[model.chan_src[c]]}:{model.chan_port[c]}"
 
 
 # ------------------------------------------------------------------------------------------ up*/down*

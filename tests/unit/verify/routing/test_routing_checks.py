@@ -57,10 +57,11 @@ def test_minhop_on_a_ring_is_two_credit_loops_listed_port_by_port_on_vl_0() -> N
     assert {f.check for f in r.findings} == {"routing.credit_loops"}
     loops = by_check(r, "routing.credit_loops")
     assert loops == [
-        "fabric | no cycle | cycle 1 of 2: S0:3 → S1:3 → S2:3 → S3:3 → S4:3 → S0:3 (VL 0); 5 channels on the "
-        "cycle, 5 in its strongly connected component",
-        "fabric | no cycle | cycle 2 of 2: S0:4 → S4:4 → S3:4 → S2:4 → S1:4 → S0:4 (VL 0); 5 channels on the "
-        "cycle, 5 in its strongly connected component",
+        # each channel as the cable it crosses (S0 port 3 is cabled to S1 port 4), the last back to the first
+        "fabric | no cycle | cycle 1 of 2: S0:3 → S1:4, S1:3 → S2:4, S2:3 → S3:4, S3:3 → S4:4, S4:3 → S0:4 (VL 0); "
+        "5 channels on the cycle, 5 in its strongly connected component",
+        "fabric | no cycle | cycle 2 of 2: S0:4 → S4:3, S4:4 → S3:3, S3:4 → S2:3, S2:4 → S1:3, S1:4 → S0:3 (VL 0); "
+        "5 channels on the cycle, 5 in its strongly connected component",
     ]
     assert r.facts.as_dict()["credit_loops"] == 2
 
@@ -126,7 +127,7 @@ def test_dead_ends_and_loops_are_named_by_destination_switch_and_port() -> None:
     ]
     (loop,) = by_check(r, "routing.lft_loop")
     assert loop.startswith(f"LID {n05} (n030/mlx5_0:1) | delivered | forwarding loop ")
-    assert "leaf02:3 → spine01:2 → …" in loop or "spine01:2 → leaf02:3 → …" in loop
+    assert "spine01:2 → leaf02:3, leaf02:3 → spine01:2 (and round again)" in loop
     assert loop.endswith("from leaf01, leaf02 (4 CA ports)")
 
 
