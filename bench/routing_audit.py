@@ -197,7 +197,7 @@ def summary(model: RoutingModel, result: RouteAudit, cycles: Cycles, tiers: list
         "pairs": result.pairs,
         "delivered": result.delivered,
         "broken": result.broken_pairs,
-        "hops": {str(k): v for k, v in sorted(result.hop_histogram.items())},
+        "hops": {str(k): v for k, v in sorted(result.switches_per_route.items())},
         "nonminimal": result.nonminimal_pairs,
         "updown": result.updown_pairs,
         "edges": int(result.edges.sum()),

@@ -15,7 +15,9 @@ from ibprov.report.model import Finding, Report, Severity
 
 __all__ = ["HEAD_PROPERTIES", "HEAD_REQUIRED", "SCHEMA_VERSION", "report_schema", "to_dict", "to_json"]
 
-SCHEMA_VERSION = 2  # 2: per-section facts in `sections` (was: `fabric`, `collected_from`, `soak_seconds`)
+# 2: per-section facts in `sections` (was: `fabric`, `collected_from`, `soak_seconds`); 3: the routing facts'
+# `hop_histogram` is `switches_per_route` (it always counted the switches on a route, not its hops)
+SCHEMA_VERSION = 3
 
 _STR = {"type": "string"}
 _COUNT = {"type": "integer", "minimum": 0}

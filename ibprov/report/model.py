@@ -190,7 +190,7 @@ class HasMatrices(Protocol):
 
 @dataclass(frozen=True)
 class BarChart:
-    """Counts by label (the hop-count histogram, destinations per port by tier), as the HTML report draws them:
+    """Counts by label (the switches-per-route histogram, destinations per port by tier), as the HTML report draws them:
     a bar per label, its length ``value``; ``low`` (optional, one per bar) marks the low end of a range."""
 
     title: str

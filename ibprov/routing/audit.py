@@ -68,7 +68,7 @@ class RouteAudit:
 
     pairs: int = 0  # CA port -> CA LID pairs traced
     delivered: int = 0
-    hop_histogram: dict[int, int] = field(default_factory=dict)  # switches on the route -> CA pairs
+    switches_per_route: dict[int, int] = field(default_factory=dict)  # switches on the route -> CA pairs
     breaks: list[Break] = field(default_factory=list)  # samples, CA destinations
     broken_pairs: int = 0
     broken_lids: set[int] = field(default_factory=set)
@@ -184,7 +184,7 @@ def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, threads: i
     )  # fmt: skip
     result.chan_routes, result.chan_dlids, result.edge_lid = routes, dlids, edge_lid
     result.edges = np.unpackbits(edges, axis=1, bitorder="little").astype(np.bool_)
-    result.hop_histogram = {int(h): int(v) for h, v in enumerate(hist.tolist()) if v}
+    result.switches_per_route = {int(h): int(v) for h, v in enumerate(hist.tolist()) if v}
     result.pairs, result.delivered, result.broken_pairs, result.nonminimal_pairs, result.updown_pairs = (
         int(v) for v in stats.tolist()
     )

@@ -115,7 +115,7 @@ def test_a_two_level_fat_tree_is_clean_under_ftree_and_updn(engine: str, tmp_pat
     assert got["engine_used"] == engine
     assert got["pairs"] == got["delivered"] == 6 * 5
     assert got["credit_loops"] == 0
-    assert set(got["hop_histogram"]) == {"1", "3"}  # type: ignore[arg-type]
+    assert set(got["switches_per_route"]) == {"1", "3"}  # type: ignore[arg-type]
     assert not report.findings  # not even a warning: every route minimal
     ups = [row for row in got["balance"] if row["group"] == "leaf ↑"]  # type: ignore[attr-defined]
     assert ups

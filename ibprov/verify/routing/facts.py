@@ -1,4 +1,4 @@
-"""What ``verify --routing`` reports besides its checks: the engine in use, the routes traced, the hop-count
+"""What ``verify --routing`` reports besides its checks: the engine in use, the routes traced, the switches-per-route
 histogram, the credit-loop verdict and the balance table per tier (drawn as charts in the HTML report)."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ SCHEMA: dict[str, Any] = {
         "ca_ports",
         "pairs",
         "delivered",
-        "hop_histogram",
+        "switches_per_route",
         "nonminimal_pairs",
         "credit_loops",
         "sl_aware",
@@ -57,7 +57,11 @@ SCHEMA: dict[str, Any] = {
         "ca_ports": _COUNT,
         "pairs": _COUNT,
         "delivered": _COUNT,
-        "hop_histogram": {"type": "object", "patternProperties": {"^[0-9]+$": _COUNT}, "additionalProperties": False},
+        "switches_per_route": {
+            "type": "object",
+            "patternProperties": {"^[0-9]+$": _COUNT},
+            "additionalProperties": False,
+        },
         "nonminimal_pairs": _COUNT,
         "credit_loops": _COUNT,
         "sl_aware": {"type": "boolean"},
@@ -92,7 +96,7 @@ class RoutingFacts:
     ca_ports: int
     pairs: int
     delivered: int
-    hop_histogram: dict[int, int]
+    switches_per_route: dict[int, int]
     nonminimal_pairs: int
     credit_loops: int
     sl_aware: bool
@@ -109,7 +113,7 @@ class RoutingFacts:
             "ca_ports": self.ca_ports,
             "pairs": self.pairs,
             "delivered": self.delivered,
-            "hop_histogram": {str(k): v for k, v in sorted(self.hop_histogram.items())},
+            "switches_per_route": {str(k): v for k, v in sorted(self.switches_per_route.items())},
             "nonminimal_pairs": self.nonminimal_pairs,
             "credit_loops": self.credit_loops,
             "sl_aware": self.sl_aware,
@@ -119,7 +123,7 @@ class RoutingFacts:
 
     def lines(self) -> list[str]:
         used = self.engine_used or "unknown (log not read)"
-        hops = ", ".join(f"{k}: {v}" for k, v in sorted(self.hop_histogram.items())) or "none"
+        hops = ", ".join(f"{k}: {v}" for k, v in sorted(self.switches_per_route.items())) or "none"
         out = [
             f"engine {used} (planned {','.join(self.engine_planned)})",
             f"{self.delivered} of {self.pairs} CA pairs delivered through the tables of {self.switches} "
@@ -140,7 +144,10 @@ class RoutingFacts:
             BarChart(
                 "CA pairs by switches on the route",
                 "CA pairs",
-                tuple((f"{k} switch{'es' if k != 1 else ''}", float(v)) for k, v in sorted(self.hop_histogram.items())),
+                tuple(
+                    (f"{k} switch{'es' if k != 1 else ''}", float(v))
+                    for k, v in sorted(self.switches_per_route.items())
+                ),
             )
         ]
         if self.balance:
@@ -182,7 +189,7 @@ def routing_facts(plan: RoutingPlan, audited: Audited) -> RoutingFacts:
         ca_ports=len(model.cas),
         pairs=an.audit.pairs,
         delivered=an.audit.delivered,
-        hop_histogram=dict(an.audit.hop_histogram),
+        switches_per_route=dict(an.audit.switches_per_route),
         nonminimal_pairs=an.audit.nonminimal_pairs,
         credit_loops=0 if an.sl_caveat else len(an.cycles.component_sizes),
         sl_aware=an.layered,

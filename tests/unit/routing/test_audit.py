@@ -20,8 +20,8 @@ def test_every_pair_of_a_min_hop_ring_is_delivered_on_a_shortest_route(n: int) -
     assert not result.breaks
     assert not result.switch_breaks
     assert result.nonminimal_pairs == 0
-    assert sum(result.hop_histogram.values()) == result.pairs
-    assert max(result.hop_histogram) == n // 2 + 1  # switches on the longest route
+    assert sum(result.switches_per_route.values()) == result.pairs
+    assert max(result.switches_per_route) == n // 2 + 1  # switches on the longest route
 
 
 def test_a_ring_routed_up_down_from_a_root_takes_longer_routes_and_counts_them() -> None:
@@ -46,7 +46,7 @@ def test_a_fat_tree_routed_up_down_delivers_every_pair_with_no_turn_after_going_
     assert result.updown_checked
     assert result.updown_pairs == 0
     assert not result.updown_samples
-    assert set(result.hop_histogram) <= {1, 3}  # the same leaf, or leaf-spine-leaf
+    assert set(result.switches_per_route) <= {1, 3}  # the same leaf, or leaf-spine-leaf
     assert result.nonminimal_pairs == 0
 
 
@@ -133,10 +133,10 @@ def test_any_number_of_threads_gives_the_same_audit() -> None:
     model.lft[1, model.cas[0].lid] = NO_ENTRY
     whole = audit(model, tiers, threads=1)
     small = audit(model, tiers, threads=3)
-    assert (whole.pairs, whole.delivered, whole.hop_histogram, whole.broken_pairs) == (
+    assert (whole.pairs, whole.delivered, whole.switches_per_route, whole.broken_pairs) == (
         small.pairs,
         small.delivered,
-        small.hop_histogram,
+        small.switches_per_route,
         small.broken_pairs,
     )
     assert (whole.chan_routes == small.chan_routes).all()
@@ -160,6 +160,6 @@ def test_a_single_switch_fabric_has_one_switch_routes_and_no_channels() -> None:
     model.lft = compute_lft(model)
     result = audit(model, [0])
     assert result.pairs == result.delivered == 5 * 4
-    assert result.hop_histogram == {1: 20}
+    assert result.switches_per_route == {1: 20}
     assert model.channel_count == 0
     assert not result.edge_list(model)[0].size

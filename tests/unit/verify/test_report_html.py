@@ -187,7 +187,7 @@ def routing_report() -> Report:
     return Report.from_sections(cluster="ft", spec="ft.yaml", sections=[section])
 
 
-def test_chromium_draws_the_routing_hop_histogram_and_the_balance_per_tier(tmp_path: Path) -> None:
+def test_chromium_draws_the_routing_switches_per_route_and_the_balance_per_tier(tmp_path: Path) -> None:
     page = tmp_path / "report-routing.html"
     page.write_text(to_html(routing_report()))
     dom, shown, shot = open_in_chromium(page, "report-routing.png", "1400,1600")

@@ -29,7 +29,7 @@ def test_the_schema_in_docs_verify_md_is_the_one_the_code_writes() -> None:
 
 def test_findings_are_worst_first_with_every_field() -> None:
     data = to_dict(report_with_findings())
-    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert data["schema_version"] == SCHEMA_VERSION == 3
     assert [f["severity"] for f in data["findings"]] == ["error", "error", "error"]
     assert {f["check"] for f in data["findings"]} == {"cabling.miswire", "counters.threshold", "sm.standby_missing"}
     miswire = next(f for f in data["findings"] if f["check"] == "cabling.miswire")

@@ -180,7 +180,7 @@ def test_the_routing_report_json_validates_against_the_published_schema() -> Non
     jsonschema.validate(doc, report_schema())
     facts = doc["sections"]["routing"]["facts"]
     assert facts["engine_used"] == "ftree"
-    assert facts["hop_histogram"] == {"1": 6, "3": 24}
+    assert facts["switches_per_route"] == {"1": 6, "3": 24}
     assert [row["group"] for row in facts["balance"]] == ["leaf ↑", "spine ↓"]
 
 
