@@ -301,3 +301,65 @@ def test_the_tables_opensm_dumps_audit_the_same_as_the_tables_read_from_the_swit
     ours, theirs = facts(live), facts(dumped)
     assert theirs["tables"] == str(dump)
     assert {k: v for k, v in ours.items() if k != "tables"} == {k: v for k, v in theirs.items() if k != "tables"}
+
+
+def grid_spec(dims: tuple[int, ...], *, wrap: bool, engine: str, extra: str = "", roots: str = "") -> str:
+    """Switches at the points of a grid of ``dims``, cabled in dimension order (dimension k: port 2k+1 to the
+    next switch's port 2k+2; ``wrap``: a torus, else a mesh), one HCA each on port 8. A 2x2x2 grid is a 3-D
+    hypercube."""
+    points = [()]
+    for size in dims:
+        points = [(*p, i) for p in points for i in range(size)]
+    name = {p: "g" + "".join(map(str, p)) for p in points}
+    links = [f"    - {n}:8 <-> h{n[1:]}/mlx5_0:1" for n in name.values()]
+    for p in points:
+        for k, size in enumerate(dims):
+            if size < 2 or (not wrap and p[k] == size - 1) or (size == 2 and p[k] == 1):
+                continue  # no wrap on a mesh; a dimension of 2 has one cable, not two
+            q = (*p[:k], (p[k] + 1) % size, *p[k + 1 :])
+            links.append(f"    - {name[p]}:{2 * k + 1} <-> {name[q]}:{2 * k + 2}")
+    nodes = "\n".join(f"  - {{name: h{n[1:]}, hcas: [{{device: mlx5_0}}]}}" for n in name.values())
+    switches = "\n".join(f"  - {{name: {n}, ports: 8, role: leaf}}" for n in name.values())
+    first = name[points[0]][1:]
+    return f"""version: 1
+cluster: {{name: grid}}
+nodes:
+{nodes}
+switches:
+{switches}
+fabric:
+  speed: EDR
+  links:
+{chr(10).join(links)}
+subnet_manager:
+  routing_engine: {engine}
+  {f"roots: [{roots}]" if roots else ""}
+  instances: [{{node: h{first}, priority: 15}}]
+{extra}
+"""
+
+
+@pytest.mark.parametrize(
+    ("dims", "wrap", "engine"),
+    [
+        ((2, 2, 2), False, "dor"),  # a 3-D hypercube: every port carries 4 routes, destinations 1-4 per port
+        ((4, 4), False, "dor"),  # a mesh: dor is deadlock-free on it
+        ((4, 4), True, "updn"),  # a torus under up*/down*
+        ((3, 3), True, "lash"),
+    ],
+    ids=["hypercube-dor", "mesh-dor", "torus-updn", "torus-lash"],
+)
+def test_a_correctly_routed_direct_network_gets_no_balance_finding(
+    dims: tuple[int, ...], wrap: bool, engine: str, tmp_path: Path
+) -> None:
+    qos = "qos: {enabled: true}" if engine == "lash" else ""
+    roots = "g00" if engine == "updn" else ""  # without roots updn falls back to minhop
+    loaded = spec(grid_spec(dims, wrap=wrap, engine=engine, extra=qos, roots=roots), tmp_path)
+    with running(loaded, tmp_path) as run:
+        run.master.expect(f"{engine} tables configured")
+        report = audit(loaded, run)
+    got = facts(report)
+    assert got["engine_used"] == engine
+    assert got["pairs"] == got["delivered"]
+    assert not [f.text for f in report.findings if f.check == "routing.balance"]
+    assert failed(report) == set(), [f.text for f in report.findings]

@@ -38,10 +38,18 @@ class BalanceGroup:
     channels: tuple[int, ...]
     dlids: tuple[int, ...]
     routes: tuple[int, ...]
+    # what the check compares: destination LIDs per port (a fat tree: the engine spreads destinations over
+    # uplinks), or CA-to-CA routes per channel (parallel cables of a direct network: a ring, mesh, torus,
+    # hypercube, where the destinations a port leads to depend on its dimension, not on balance)
+    by_routes: bool = False
+
+    @property
+    def load(self) -> tuple[int, ...]:
+        return self.routes if self.by_routes else self.dlids
 
     @property
     def mean(self) -> float:
-        return sum(self.dlids) / len(self.dlids) if self.dlids else 0.0
+        return sum(self.load) / len(self.load) if self.load else 0.0
 
 
 @dataclass
@@ -113,17 +121,22 @@ def _cycles(
     return find_cycles(graph.src, graph.dst, model.channel_count * VLS), True, "", tuple(sorted(graph.vls))
 
 
-def _groups(analysis: Analysis, model: RoutingModel, result: RouteAudit) -> Iterator[BalanceGroup]:
-    """The tier table's rows (every port of a tier going one way), then the judged groups: a tier's uplinks
-    together (the engine spreads destinations over them), the parallel cables from a switch down to one
-    neighbour, a switch's same-tier ports."""
+def _groups(analysis: Analysis, model: RoutingModel, result: RouteAudit, direct: bool) -> Iterator[BalanceGroup]:
+    """The tier table's rows (every port of a tier going one way), then the judged groups. On a fat tree: a
+    tier's uplinks together (the engine spreads destinations over them), the parallel cables from a switch
+    down to one neighbour, a switch's same-tier ports. On a direct network (``direct``: no tiers, every
+    switch a leaf: rings, meshes, tori, hypercubes) only the parallel cables between two switches, by the
+    routes each carries: there the destinations behind a port follow from its dimension, and a correct
+    dimension-order or up*/down* routing leaves them uneven."""
     by_row: dict[tuple[int, str], list[int]] = {}
     by_judged: dict[tuple[str, int, str], list[int]] = {}
     for c in range(model.channel_count):
         s, d = int(model.chan_src[c]), int(model.chan_dst[c])
         way = analysis.direction(model, c)
         by_row.setdefault((analysis.tier[s], way), []).append(c)
-        if way == UP:
+        if direct:
+            key = (f"{model.names[s]} → {model.names[d]}", s, LATERAL)
+        elif way == UP:
             key = (TIER_NAMES.get(analysis.tier[s], f"tier {analysis.tier[s]}"), -1, UP)
         elif way == DOWN:
             key = (f"{model.names[s]} ↓ {model.names[d]}", s, DOWN)
@@ -139,11 +152,13 @@ def _groups(analysis: Analysis, model: RoutingModel, result: RouteAudit) -> Iter
         tier = analysis.tier[model.chan_src[chans[0]]] if s < 0 else analysis.tier[s]
         shown = f"every {label} uplink ({len(chans)} ports)" if way == UP else f"{label} ({len(chans)} cables)"
         if way == LATERAL:
-            shown = f"{label} ({len(chans)} ports)"
-        yield _group(shown, tier, way, True, chans, result)
+            shown = f"{label} ({len(chans)} {'parallel cables' if direct else 'ports'})"
+        yield _group(shown, tier, way, True, chans, result, by_routes=direct)
 
 
-def _group(label: str, tier: int, way: str, judged: bool, chans: list[int], result: RouteAudit) -> BalanceGroup:
+def _group(
+    label: str, tier: int, way: str, judged: bool, chans: list[int], result: RouteAudit, by_routes: bool = False
+) -> BalanceGroup:
     return BalanceGroup(
         label,
         tier,
@@ -152,6 +167,7 @@ def _group(label: str, tier: int, way: str, judged: bool, chans: list[int], resu
         tuple(chans),
         tuple(int(result.chan_dlids[c]) for c in chans),
         tuple(int(result.chan_routes[c]) for c in chans),
+        by_routes,
     )
 
 
@@ -161,5 +177,5 @@ def analyse(plan: RoutingPlan, obs: RoutingObservation) -> Analysis:
     result = audit(model, tier if plan.tiered else None)
     cycles, layered, caveat, vls = _cycles(plan, obs, result)
     analysis = Analysis(result, tier, known, cycles, layered, caveat, vls)
-    analysis.groups = list(_groups(analysis, model, result))
+    analysis.groups = list(_groups(analysis, model, result, direct=not plan.tiered))
     return analysis

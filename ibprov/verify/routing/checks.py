@@ -325,32 +325,42 @@ def _minimal(plan: RoutingPlan, a: Audited) -> list[Finding]:
 # ------------------------------------------------------------------------------------------ balance
 BALANCE = Check[RoutingPlan, Audited](
     "routing.balance",
-    "Destinations spread evenly over switch-facing ports (acceptance.route_balance)",
+    "Destinations spread evenly over switch-facing ports (a fat tree), routes over parallel cables (a direct "
+    "network: ring, mesh, torus, hypercube) (acceptance.route_balance)",
     Severity.ERROR,
     "A port carrying many more destinations than its peers is a hot spot: look for a lost or miscabled "
     "uplink (verify --fabric), a switch the engine ranked wrongly, or an engine that does not balance (minhop "
     "on a fat tree); the limit is acceptance.route_balance",
     lambda plan, a: [g.label for g in a.analysis.groups if g.judged],
     object_kind="each group of ports that should carry alike (a tier's uplinks, parallel cables, a switch's "
-    "same-tier ports)",
+    "same-tier ports; on a direct network: parallel cables only)",
+)
+
+
+DIRECT_FIX = (
+    "Parallel cables between two switches should carry alike: check each cable's width and speed and its "
+    "error counters (verify --fabric), and that the engine spreads routes over parallel links; the limit is "
+    "acceptance.route_balance"
 )
 
 
 def _balance(plan: RoutingPlan, a: Audited) -> list[Finding]:
     model, out = a.model, []
     for g in a.analysis.groups:
-        if not g.judged or not g.dlids:
+        if not g.judged or not g.load:
             continue
-        mean, top = g.mean, max(g.dlids)
+        mean, top, low = g.mean, max(g.load), min(g.load)
+        what, per = ("routes", "cable") if g.by_routes else ("destination LIDs", "port")
         if top > plan.balance_limit * mean and top - mean > 1:
-            hi = g.channels[g.dlids.index(top)]
-            lo = g.channels[g.dlids.index(min(g.dlids))]
+            hi = g.channels[g.load.index(top)]
+            lo = g.channels[g.load.index(low)]
             out.append(
                 BALANCE.finding(
                     g.label,
-                    f"at most {plan.balance_limit:g} x the mean ({mean:.1f} destination LIDs per port)",
-                    f"{model.channel_name(hi)} carries {top} destination LIDs ({top / mean:.2f} x the mean); "
-                    f"least loaded {model.channel_name(lo)}: {min(g.dlids)}",
+                    f"at most {plan.balance_limit:g} x the mean ({mean:.1f} {what} per {per})",
+                    f"{model.channel_name(hi)} carries {top} {what} ({top / mean:.2f} x the mean); "
+                    f"least loaded {model.channel_name(lo)}: {low}",
+                    fix=DIRECT_FIX if g.by_routes else None,
                 )
             )
     return out

@@ -205,3 +205,41 @@ def test_a_dead_end_says_what_its_entry_points_at(port: int, said: str) -> None:
     r = report(plan("ftree", tiers=ft_tiers(model, tiers)), model)
     (dead,) = by_check(r, "routing.reachable")
     assert f"dead end at leaf01 ({said}), from leaf01 (2 CA ports)" in dead
+
+
+def _twin_switches() -> RoutingModel:
+    """Two switches joined by two parallel cables (S0:3 - S1:4, S0:5 - S1:6), four CA ports on each: a
+    direct network (no tiers), as a ring or a torus is."""
+    from ibprov.routing.model import ModelBuilder
+
+    b = ModelBuilder()
+    s0, s1 = b.switch("S0", 0x100), b.switch("S1", 0x101)
+    b.cable(s0, 3, s1, 4)
+    b.cable(s0, 5, s1, 6)
+    for h, port in enumerate((1, 2, 7, 8)):
+        b.ca(f"a{h}/mlx5_0:1", 1 + h, s0, port)
+        b.ca(f"b{h}/mlx5_0:1", 5 + h, s1, port)
+    b.lids = [9, 10]
+    model = b.build()
+    model.lft = compute_lft(model)
+    return model
+
+
+def test_a_direct_network_is_judged_by_routes_over_parallel_cables_and_told_nothing_of_fat_trees() -> None:
+    model = _twin_switches()
+    s0, s1 = model.names.index("S0"), model.names.index("S1")
+    for lid in (5, 6, 7, 8):
+        model.lft[s0, lid] = 3 if lid < 7 else 5  # two destinations over each cable: balanced
+    for lid in (1, 2, 3, 4):
+        model.lft[s1, lid] = 4 if lid < 3 else 6
+    assert by_check(report(plan("minhop"), model), "routing.balance") == []
+    for lid in (5, 6, 7, 8):
+        model.lft[s0, lid] = 3  # every route from S0 to S1 over one of the two cables
+    r = report(plan("minhop"), model)
+    assert by_check(r, "routing.balance") == [
+        "S0 → S1 (2 parallel cables) | at most 1.5 x the mean (8.0 routes per cable) | S0:3 → S1:4 carries 16 "
+        "routes (2.00 x the mean); least loaded S0:5 → S1:6: 0"
+    ]
+    (finding,) = [f for f in r.findings if f.check == "routing.balance"]
+    assert "fat tree" not in finding.fix and "uplink" not in finding.fix
+    assert finding.fix.startswith("Parallel cables between two switches should carry alike")
