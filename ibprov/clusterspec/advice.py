@@ -11,7 +11,8 @@ order of :data:`ADVICE`, once the spec is valid, and the loader keeps them as lo
 
 Which engine is deadlock-free where (OpenSM's man page, doc/current-routing.txt): minhop and sssp on
 topologies without cycles, or on a tiered tree whose cables join adjacent tiers (their minimal routes go up,
-then down); dor on meshes and hypercubes, not on tori (rings); ftree on fat trees (it routes a cable between
+then down); dor on meshes and hypercubes cabled in dimension order, and on tori whose rings have at most
+three switches (:func:`dimension_rings`), not on larger tori; ftree on fat trees (it routes a cable between
 two switches of one tier as a horizontal link, with no such promise); updn and dnup wherever they have roots
 (without a root_guid_file OpenSM guesses them from hop counts and, finding none, falls back to the next
 engine, else minhop).
@@ -37,6 +38,9 @@ ENGINE: Path = ("subnet_manager", "routing_engine")
 LOOPING = {"minhop", "sssp", "dor"}
 ROOTED = {"updn", "dnup", "ftree"}
 RING_SHOWN = 8  # switches of a cycle named in a message, at most
+# a dimension that closes into a ring of this many switches or fewer keeps dor free of credit loops: every
+# switch of the ring is one hop from every other, so no route takes two hops round it
+RING_SAFE = 3
 
 
 @dataclass(frozen=True)
@@ -78,11 +82,22 @@ def routing_is_deadlock_free(spec: ClusterSpec, topo: Topology) -> Iterator[Find
             f"{_updn_fix(spec, topo, loop)}, or lash or dfsssp{'' if spec.qos.enabled else ' with qos.enabled: true'}",
         )
     elif first == "dor":  # a tree is an error (rules.routing): here the switches are one tier
-        yield (
-            ENGINE,
-            f"dor is deadlock-free on meshes and hypercubes, not on tori: {where}, and unless they are a mesh "
-            f"cabled in dimension order, routes around a ring may close a credit loop; {_updn_fix(spec, topo, loop)}",
-        )
+        dimensions = dimension_rings(topo)
+        if dimensions is None:
+            yield (
+                ENGINE,
+                f"dor is deadlock-free on meshes and hypercubes, not on tori: {where}, and its cables are not in "
+                "dimension order (each dimension one pair of port numbers, the same on every switch), so its "
+                f"routes may close a credit loop; {_updn_fix(spec, topo, loop)}",
+            )
+        elif ring := next((r for r in dimensions if len(r) > RING_SAFE), None):
+            text = " - ".join((*ring, ring[0]) if len(ring) < RING_SHOWN else (*ring[: RING_SHOWN - 2], "…", ring[0]))
+            yield (
+                ENGINE,
+                f"dor is deadlock-free on meshes and hypercubes, not on tori: one dimension closes into a ring of "
+                f"{len(ring)} switches ({text}), and routes of two hops or more round it close a credit loop; "
+                f"{_updn_fix(spec, topo, loop)}",
+            )
     elif first == "ftree":  # one tier only is an error (rules.routing): here the fabric is tiered
         yield (
             ENGINE,
@@ -99,6 +114,48 @@ def routing_is_deadlock_free(spec: ClusterSpec, topo: Topology) -> Iterator[Find
             f"and on a cycle of like switches ({loop.text}) it can find none and route with {fallback} "
             f"instead{unsafe}; name them in subnet_manager.roots (e.g. roots: [{loop.ring[0]}])",
         )
+
+
+def dimension_rings(topo: Topology) -> list[tuple[str, ...]] | None:
+    """The rings the dimensions of a grid of switches close into (a torus has one per row of each dimension;
+    a mesh none), or None when the cables between switches are not in dimension order.
+
+    Dimension order, as dor needs it: every switch-to-switch cable joins port ``p`` of one switch to port
+    ``q`` of the next, one pair of port numbers per dimension, the same on every switch (each dimension's
+    cables reach every switch), so that each switch has at most one cable out of each ``p`` and into each
+    ``q``. Following the ``p`` ports from switch
+    to switch then walks a row of that dimension; a walk that comes back to its start is a ring."""
+    step: dict[tuple[int, int], dict[str, str]] = {}  # (p, q) -> switch -> the next switch through p
+    into: dict[tuple[int, int], set[str]] = {}
+    for link in topo.links:
+        a, b = link.a, link.b
+        if a.hca is not None or b.hca is not None:
+            continue
+        if a.port == b.port:
+            return None  # p to p: which way is "next" cannot be told
+        (low, high) = (a, b) if a.port < b.port else (b, a)
+        key = (low.port, high.port)
+        nxt, seen = step.setdefault(key, {}), into.setdefault(key, set())
+        if low.device in nxt or high.device in seen:
+            return None  # two cables out of one p (or into one q): not one row per dimension
+        nxt[low.device] = high.device
+        seen.add(high.device)
+    switches = {sw for nxt in step.values() for pair in nxt.items() for sw in pair}
+    if any({sw for pair in nxt.items() for sw in pair} != switches for nxt in step.values()):
+        return None  # a pair of ports used on some switches only: not a dimension of the grid
+    rings: list[tuple[str, ...]] = []
+    for nxt in step.values():
+        done: set[str] = set()
+        for start in nxt:
+            walk: list[str] = []
+            node: str | None = start
+            while node is not None and node not in done and node not in walk:
+                walk.append(node)
+                node = nxt.get(node)
+            done.update(walk)
+            if node is not None and node in walk:
+                rings.append(tuple(walk[walk.index(node) :]))
+    return sorted(rings, key=lambda r: (-len(r), r))
 
 
 def roots_are_read(spec: ClusterSpec, topo: Topology) -> Iterator[Finding]:

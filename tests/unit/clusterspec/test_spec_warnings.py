@@ -82,7 +82,7 @@ def test_sssp_on_a_ring_warns_and_the_fix_leaves_out_qos_when_it_is_on() -> None
 
 def test_dor_on_a_ring_warns_it_is_not_deadlock_free_on_tori() -> None:
     assert warnings_of(ring("dor")) == [
-        f"30:19: subnet_manager.routing_engine: dor is deadlock-free on meshes and hypercubes, not on tori: its switches form a cycle ({RING}), and unless they are a mesh cabled in dimension order, routes around a ring may close a credit loop; use updn with subnet_manager.roots (e.g. roots: [sw1])"
+        f"30:19: subnet_manager.routing_engine: dor is deadlock-free on meshes and hypercubes, not on tori: one dimension closes into a ring of 5 switches ({RING}), and routes of two hops or more round it close a credit loop; use updn with subnet_manager.roots (e.g. roots: [sw1])"
     ]
 
 
@@ -224,3 +224,50 @@ def test_the_default_top_and_a_single_leaf_draw_no_slurm_warning() -> None:
     assert warnings_of(with_scheduler(fat_tree("ftree"), "{top: cabled}")) == []
     one_leaf = (REPO / "examples" / "rack.yaml").read_text()
     assert warnings_of(with_scheduler(one_leaf, "{top: none}")) == []
+
+
+def grid(dims: tuple[int, ...], *, wrap: bool, swap_first: bool = False) -> str:
+    """Leaf switches at the points of a grid, dimension k cabled port 2k+1 to the next switch's port 2k+2
+    (``wrap``: a torus; a dimension of 2 has one cable); ``swap_first``: the first cable of dimension 0 uses
+    the ports the other way round (not in dimension order)."""
+    points: list[tuple[int, ...]] = [()]
+    for size in dims:
+        points = [(*pt, i) for pt in points for i in range(size)]
+    name = {pt: "g" + "".join(map(str, pt)) for pt in points}
+    links = [f"    - {n}:8 <-> h{n[1:]}/mlx5_0:1" for n in name.values()]
+    for pt in points:
+        for k, size in enumerate(dims):
+            if (not wrap and pt[k] == size - 1) or (size == 2 and pt[k] == 1):
+                continue
+            q = (*pt[:k], (pt[k] + 1) % size, *pt[k + 1 :])
+            a, b = 2 * k + 1, 2 * k + 2
+            if swap_first and k == 0 and pt == points[0]:
+                a, b = b + 4, a + 4  # ports 6 and 5: another pair than the rest of dimension 0
+            links.append(f"    - {name[pt]}:{a} <-> {name[q]}:{b}")
+    lines = ["version: 1", "cluster: {name: grid}", "nodes:"]
+    lines += [f"  - {{name: h{n[1:]}, hcas: [{{device: mlx5_0}}]}}" for n in name.values()]
+    lines += ["switches:"] + [f"  - {{name: {n}, role: leaf, ports: 8}}" for n in name.values()]
+    lines += ["fabric:", "  speed: HDR", "  links:", *links]
+    lines += ["subnet_manager:", "  routing_engine: dor", "  instances: [{node: h" + name[points[0]][1:] + "}]"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("dims", "wrap"),
+    [((4, 4), False), ((2, 2, 2), False), ((3, 3), True), ((2, 3), True)],
+    ids=["mesh-4x4", "hypercube-3d", "torus-3x3", "torus-2x3"],
+)
+def test_dor_on_a_grid_in_dimension_order_whose_rings_are_at_most_three_switches_warns_nothing(
+    dims: tuple[int, ...], wrap: bool
+) -> None:
+    assert warnings_of(grid(dims, wrap=wrap)) == []
+
+
+def test_dor_on_a_5x3_torus_names_a_ring_of_five_of_its_larger_dimension() -> None:
+    (warning,) = warnings_of(grid((5, 3), wrap=True))
+    assert "one dimension closes into a ring of 5 switches (g00 - g10 - g20 - g30 - g40 - g00)" in warning
+
+
+def test_dor_on_a_mesh_cabled_out_of_dimension_order_still_warns_and_says_why() -> None:
+    (warning,) = warnings_of(grid((3, 3), wrap=False, swap_first=True))
+    assert "its cables are not in dimension order (each dimension one pair of port numbers" in warning
