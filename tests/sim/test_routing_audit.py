@@ -146,6 +146,20 @@ def test_the_ring_under_an_sl_engine_with_qos_is_clean_over_the_vls_its_sls_map_
     assert any("credit loops checked over (port, VL)" in n for n in report.notes)
 
 
+def test_nue_on_the_ring_reads_its_sls_and_says_so_though_no_cycle_needs_the_vls(tmp_path: Path) -> None:
+    loaded = spec(ring_spec("nue", qos=True), tmp_path)
+    with running(loaded, tmp_path) as run:
+        run.master.expect("nue tables configured")
+        report = audit(loaded, run)
+    assert failed(report) == set(), [f.text for f in report.findings]
+    got = facts(report)
+    assert got["engine_used"] == "nue"
+    assert got["sl_aware"] is True, got  # the verdict holds with the SLs as read
+    assert got["sls_read"] == [0], got  # nue routed the ring deadlock-free on SL 0 alone
+    assert got["vls"] == []  # no per-VL graph was needed: no cycle on one VL
+    assert "SL-aware: SLs 0 read; no cycle on one VL, so none on any" in " ".join(report.facts.lines())
+
+
 # ----------------------------------------------------------------------------------------------- faults
 def test_the_ring_under_minhop_has_its_credit_loop_found_and_listed_port_by_port(tmp_path: Path) -> None:
     loaded = spec(ring_spec("minhop"), tmp_path)

@@ -44,6 +44,7 @@ SCHEMA: dict[str, Any] = {
         "nonminimal_pairs",
         "credit_loops",
         "sl_aware",
+        "sls_read",
         "vls",
         "balance",
     ],
@@ -65,6 +66,8 @@ SCHEMA: dict[str, Any] = {
         "nonminimal_pairs": _COUNT,
         "credit_loops": _COUNT,
         "sl_aware": {"type": "boolean"},
+        # the SLs the path records gave (null: not read: routes use SL 0 only, or the SA could not be asked)
+        "sls_read": {"oneOf": [{"type": "null"}, {"type": "array", "items": _COUNT}]},
         "vls": {"type": "array", "items": _COUNT},
         "balance": {"type": "array", "items": _ROW},
     },
@@ -99,8 +102,9 @@ class RoutingFacts:
     switches_per_route: dict[int, int]
     nonminimal_pairs: int
     credit_loops: int
-    sl_aware: bool
-    vls: tuple[int, ...]
+    sl_aware: bool  # the credit-loop verdict holds with the SLs and SL2VL tables as read
+    sls_read: tuple[int, ...] | None  # the SLs the path records gave; None: not read
+    vls: tuple[int, ...]  # the VLs of the per-VL graph; () when none was needed (no cycle on one VL)
     balance: tuple[BalanceRow, ...]
 
     def as_dict(self) -> dict[str, Any]:
@@ -117,9 +121,17 @@ class RoutingFacts:
             "nonminimal_pairs": self.nonminimal_pairs,
             "credit_loops": self.credit_loops,
             "sl_aware": self.sl_aware,
+            "sls_read": None if self.sls_read is None else list(self.sls_read),
             "vls": list(self.vls),
             "balance": [row.as_dict() for row in self.balance],
         }
+
+    def _sl_words(self) -> str:
+        if not self.sl_aware:
+            return "one VL"
+        sls = ", ".join(map(str, self.sls_read or ())) or "none"
+        over = f"over VLs {', '.join(map(str, self.vls))}" if self.vls else "no cycle on one VL, so none on any"
+        return f"SL-aware: SLs {sls} read; {over}"
 
     def lines(self) -> list[str]:
         used = self.engine_used or "unknown (log not read)"
@@ -130,7 +142,7 @@ class RoutingFacts:
             f"switch{'es' if self.switches != 1 else ''}",
             f"switches per route: {hops}",
             f"{self.nonminimal_pairs} non-minimal",
-            f"{self.credit_loops} credit loops ({'SL-aware' if self.sl_aware else 'one VL'})",
+            f"{self.credit_loops} credit loops ({self._sl_words()})",
         ]
         for row in self.balance:
             out.append(
@@ -180,6 +192,9 @@ def routing_facts(plan: RoutingPlan, audited: Audited) -> RoutingFacts:
     an: Analysis = audited.analysis
     log = audited.obs.engine.log
     model = audited.model
+    sls = audited.obs.sls
+    paths = sls.paths if sls is not None else None
+    sls_read = tuple(sorted({r.sl for r in paths.records})) if paths is not None else None
     return RoutingFacts(
         engine_planned=plan.engines,
         engine_used=log.engine if log is not None else None,
@@ -192,7 +207,8 @@ def routing_facts(plan: RoutingPlan, audited: Audited) -> RoutingFacts:
         switches_per_route=dict(an.audit.switches_per_route),
         nonminimal_pairs=an.audit.nonminimal_pairs,
         credit_loops=0 if an.sl_caveat else len(an.cycles.component_sizes),
-        sl_aware=an.layered,
+        sl_aware=an.layered or (plan.uses_sls and sls_read is not None and not an.sl_caveat),
+        sls_read=sls_read,
         vls=an.vls_used,
         balance=tuple(_row(g, audited) for g in an.groups if not g.judged and g.channels),
     )
