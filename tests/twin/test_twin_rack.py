@@ -275,6 +275,17 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert ("counters.threshold", "sm02 mlx5_0 port 1") in fabric
         assert ("link.width", "leaf01 port 33") in fabric
         assert ("pkey.extra", "cn01 mlx5_0 port 1") in fabric
+        # causes before symptoms: the five faults are the causes, every other finding hangs under one of them
+        injected = {
+            ("cabling.missing", "cn03 mlx5_0 port 1"),
+            ("cabling.swapped", "cn01 mlx5_0 port 1 and cn02 mlx5_0 port 1"),
+            ("counters.threshold", "sm02 mlx5_0 port 1"),
+            ("link.width", "leaf01 port 33"),
+            ("pkey.extra", "cn01 mlx5_0 port 1"),
+        }
+        causes = {(c.finding.check, c.finding.object): c for c in broken.causes}
+        assert set(causes) == injected, [(c.finding.text, [s.text for s in c.symptoms]) for c in broken.causes]
+        assert sum(1 + len(c.symptoms) for c in causes.values()) == len(broken.findings)
 
         assert len(heal(load_state(loaded))) == 5
         assert verify(loaded).findings == [], "heal undoes every fault"
