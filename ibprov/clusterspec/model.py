@@ -982,7 +982,16 @@ class Acceptance(Strict):
         description=(
             "verify --routing: a switch-facing port may carry at most this many times the mean number of "
             "destination LIDs of its group (a tier's uplinks, parallel cables to one switch, a switch's same-tier "
-            "ports), and more than one above it."
+            "ports; on a direct network: routes over parallel cables), and more than one above it."
+        ),
+    )
+    credit_loops_with_switch_routes: bool = Field(
+        True,
+        description=(
+            "verify --routing: the credit-loop graph includes the routes from CA ports to switch LIDs "
+            "(management traffic: OpenSM's PerfMgr, ibqueryerrors, perfquery), as well as CA-to-CA routes, where "
+            "the fabric's routes use SL 0 only (no SL engine, no QoS: all of it shares VL 0). ibdmchk leaves them "
+            "out. With SLs in use they are left out (their SLs are not read). false: CA-to-CA routes only."
         ),
     )
 

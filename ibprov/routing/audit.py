@@ -153,9 +153,17 @@ def _destinations(model: RoutingModel) -> _Dests:
     )
 
 
-def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, threads: int | None = None) -> RouteAudit:
+def audit(
+    model: RoutingModel,
+    tiers: Sequence[int] | None = None,
+    *,
+    threads: int | None = None,
+    switch_routes: bool = False,
+) -> RouteAudit:
     """Trace every route of ``model`` (see the module docstring); ``tiers``: one per switch (0 lowest), to
-    judge up*/down*; ``threads``: how many the compiled kernel uses (default numba's, one per core)."""
+    judge up*/down*; ``threads``: how many the compiled kernel uses (default numba's, one per core);
+    ``switch_routes``: the channel dependencies include the routes from CA ports to switch LIDs (management
+    traffic: PerfMgr and diag queries on SL 0), which ibdmchk and OpenSM's own checks leave out."""
     dests = _destinations(model)
     n = model.switch_count
     result = RouteAudit(
@@ -180,7 +188,7 @@ def audit(model: RoutingModel, tiers: Sequence[int] | None = None, *, threads: i
     (routes, dlids, edges, edge_lid, hist, stats, broken, brk, brk_n, sbrk, sbrk_n, nonmin, nonmin_n, turns,
      turns_n) = trace(
         model.lft, chan, model.chan_dst, dests.lids, dests.switch, dests.port, dests.is_ca,
-        model.cas_on, kind, tiers is not None, shortest, target_col, workers,
+        model.cas_on, kind, tiers is not None, shortest, target_col, workers, switch_routes,
     )  # fmt: skip
     result.chan_routes, result.chan_dlids, result.edge_lid = routes, dlids, edge_lid
     result.edges = np.unpackbits(edges, axis=1, bitorder="little").astype(np.bool_)

@@ -47,6 +47,7 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
     shortest: npt.NDArray[np.int16],
     target_col: npt.NDArray[np.int64],
     threads: int,
+    switch_edges: bool,  # also the dependencies of the routes from CA ports to switch LIDs (management traffic)
 ) -> tuple[Any, ...]:
     n = lft.shape[0]
     top = lft.shape[1] - 1
@@ -162,16 +163,16 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                 if dist[s] > 0:
                     order[count[dist[s]]] = s
                     count[dist[s]] += 1
-            if ca_dest:
+            if ca_dest or switch_edges:
                 for s in range(n):
                     w = 0
                     if cas_on[s] > 0 and dist[s] >= 0:
-                        w = cas_on[s] - (1 if s == tsw else 0)
+                        w = cas_on[s] - (1 if (ca_dest and s == tsw) else 0)
                     paths[s] = w
                     climb[s] = w
                     down[s] = 0
                     bad[s] = 0
-            if ca_dest:
+            if ca_dest or switch_edges:
                 for i in range(acc):
                     s = order[i]
                     if paths[s] == 0:
@@ -179,15 +180,16 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                     c = chan[s, row[s]]  # (a delivered route's ports all have channels)
                     x = chan_dst[c]
                     paths[x] += paths[s]
-                    routes[t, c] += paths[s]
-                    dlid_count[t, c] += 1
+                    if ca_dest:  # routes and destinations count CA pairs only (balance)
+                        routes[t, c] += paths[s]
+                        dlid_count[t, c] += 1
                     if dist[s] >= 2:
                         p2 = row[x]
                         bit = np.uint8(1 << (p2 & 7))
                         if not edges[t, c, p2 >> 3] & bit:
                             edges[t, c, p2 >> 3] |= bit
                             edge_lid[c, p2] = lid
-                    if has_tiers:
+                    if has_tiers and ca_dest:
                         if kind[c] > 0:
                             if down[s] > 0 and turns_n[t] < SAMPLES:
                                 turns[t, turns_n[t], 0] = d
@@ -202,7 +204,7 @@ def _trace(  # noqa: C901 - one compiled loop; split, numba would not inline it 
                             bad[x] += bad[s]
                             down[x] += down[s]
                             climb[x] += climb[s]
-                if has_tiers:
+                if has_tiers and ca_dest:
                     stats[t, 4] += bad[tsw]
             # (3) every switch with CA ports, as a source
             for si in range(sources.shape[0]):

@@ -21,7 +21,7 @@ from ibprov.routing.model import RoutingModel
 from ibprov.verify.routing.observation import RoutingObservation
 from ibprov.verify.routing.plan import TIER_NAMES, RoutingPlan
 
-__all__ = ["Analysis", "BalanceGroup", "analyse"]
+__all__ = ["Analysis", "BalanceGroup", "analyse", "switch_routes_in_graph"]
 
 UP, DOWN, LATERAL = "up", "down", "lateral"
 _ARROW = {UP: "↑", DOWN: "↓", LATERAL: "→"}
@@ -115,7 +115,7 @@ def _cycles(
         table = tables.get((switch, out_port))
         return None if table is None else table.get((in_port, sl))
 
-    graph = layered_edges(model, path_sl, sl2vl)
+    graph = layered_edges(model, path_sl, sl2vl)  # switch-LID routes: their SLs are not read (see below)
     if graph.missing:
         return flat, False, "; ".join(graph.missing), ()
     return find_cycles(graph.src, graph.dst, model.channel_count * VLS), True, "", tuple(sorted(graph.vls))
@@ -171,10 +171,18 @@ def _group(
     )
 
 
+def switch_routes_in_graph(plan: RoutingPlan) -> bool:
+    """Whether the loop graph has the routes from CA ports to switch LIDs: when the spec asks for them and the
+    fabric's routes use SL 0 only (no SL engine, no QoS), so that management traffic shares VL 0 with the rest.
+    With SLs in use, the SA gives those routes SLs of their own (lash and dfsssp route switch LIDs on their
+    layers), which are not read: they are left out rather than put on a VL they may not use."""
+    return plan.switch_routes and not plan.uses_sls
+
+
 def analyse(plan: RoutingPlan, obs: RoutingObservation) -> Analysis:
     model = obs.model
     tier, known = _tiers(plan, model)
-    result = audit(model, tier if plan.tiered else None)
+    result = audit(model, tier if plan.tiered else None, switch_routes=switch_routes_in_graph(plan))
     cycles, layered, caveat, vls = _cycles(plan, obs, result)
     analysis = Analysis(result, tier, known, cycles, layered, caveat, vls)
     analysis.groups = list(_groups(analysis, model, result, direct=not plan.tiered))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ibprov.report.model import BarChart
-from ibprov.verify.routing.analysis import Analysis, BalanceGroup
+from ibprov.verify.routing.analysis import Analysis, BalanceGroup, switch_routes_in_graph
 from ibprov.verify.routing.checks import Audited
 from ibprov.verify.routing.plan import RoutingPlan
 
@@ -44,6 +44,7 @@ SCHEMA: dict[str, Any] = {
         "nonminimal_pairs",
         "credit_loops",
         "sl_aware",
+        "switch_routes",
         "sls_read",
         "vls",
         "balance",
@@ -66,6 +67,8 @@ SCHEMA: dict[str, Any] = {
         "nonminimal_pairs": _COUNT,
         "credit_loops": _COUNT,
         "sl_aware": {"type": "boolean"},
+        # the loop graph has the routes from CA ports to switch LIDs (management traffic), not only CA-to-CA
+        "switch_routes": {"type": "boolean"},
         # the SLs the path records gave (null: not read: routes use SL 0 only, or the SA could not be asked)
         "sls_read": {"oneOf": [{"type": "null"}, {"type": "array", "items": _COUNT}]},
         "vls": {"type": "array", "items": _COUNT},
@@ -103,6 +106,7 @@ class RoutingFacts:
     nonminimal_pairs: int
     credit_loops: int
     sl_aware: bool  # the credit-loop verdict holds with the SLs and SL2VL tables as read
+    switch_routes: bool  # the loop graph has the routes from CA ports to switch LIDs too
     sls_read: tuple[int, ...] | None  # the SLs the path records gave; None: not read
     vls: tuple[int, ...]  # the VLs of the per-VL graph; () when none was needed (no cycle on one VL)
     balance: tuple[BalanceRow, ...]
@@ -121,6 +125,7 @@ class RoutingFacts:
             "nonminimal_pairs": self.nonminimal_pairs,
             "credit_loops": self.credit_loops,
             "sl_aware": self.sl_aware,
+            "switch_routes": self.switch_routes,
             "sls_read": None if self.sls_read is None else list(self.sls_read),
             "vls": list(self.vls),
             "balance": [row.as_dict() for row in self.balance],
@@ -142,7 +147,8 @@ class RoutingFacts:
             f"switch{'es' if self.switches != 1 else ''}",
             f"switches per route: {hops}",
             f"{self.nonminimal_pairs} non-minimal",
-            f"{self.credit_loops} credit loops ({self._sl_words()})",
+            f"{self.credit_loops} credit loops ({self._sl_words()}; "
+            f"{'CA-to-CA and CA-to-switch routes' if self.switch_routes else 'CA-to-CA routes only'})",
         ]
         for row in self.balance:
             out.append(
@@ -209,6 +215,7 @@ def routing_facts(plan: RoutingPlan, audited: Audited) -> RoutingFacts:
         credit_loops=0 if an.sl_caveat else len(an.cycles.component_sizes),
         sl_aware=an.layered or (plan.uses_sls and sls_read is not None and not an.sl_caveat),
         sls_read=sls_read,
+        switch_routes=switch_routes_in_graph(plan),
         vls=an.vls_used,
         balance=tuple(_row(g, audited) for g in an.groups if not g.judged and g.channels),
     )

@@ -28,6 +28,7 @@ class RoutingPlan:
     sm_nodes: tuple[str, ...]  # the nodes that run an SM, the planned master first
     balance_limit: float
     notes: tuple[str, ...] = ()
+    switch_routes: bool = False  # the loop graph includes routes from CA ports to switch LIDs (SL 0)
 
     @property
     def engine(self) -> str:
@@ -63,4 +64,5 @@ def build_plan(loaded: LoadedSpec, book: GuidBook) -> RoutingPlan:
         sm_nodes=tuple(i.node for i in sorted(sm.instances, key=lambda i: -i.priority)),
         balance_limit=spec.acceptance.route_balance,
         notes=notes,
+        switch_routes=spec.acceptance.credit_loops_with_switch_routes,
     )

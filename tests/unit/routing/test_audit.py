@@ -163,3 +163,39 @@ def test_a_single_switch_fabric_has_one_switch_routes_and_no_channels() -> None:
     assert result.switches_per_route == {1: 20}
     assert model.channel_count == 0
     assert not result.edge_list(model)[0].size
+
+
+def _ring3_switch_lids_the_long_way() -> tuple[object, list[int]]:
+    """Three switches in a ring (S_i:3 -- S_{i+1}:4), a CA on each: the CA LIDs routed one hop the short way,
+    the switch LIDs two hops round the ring, the same way from everywhere (as an engine that balances
+    switch LIDs apart from CA LIDs may leave them)."""
+    b = ModelBuilder()
+    sw = [b.switch(f"S{i}", 0x100 + i) for i in range(3)]
+    for i in range(3):
+        b.cable(sw[i], 3, sw[(i + 1) % 3], 4)
+    for i in range(3):
+        b.ca(f"H{i}/mlx5_0:1", 1 + i, sw[i], 1)
+    b.lids = [4, 5, 6]
+    model = b.build()
+    model.lft = compute_lft(model)
+    for i in range(3):
+        target = 4 + i  # S_i's LID: from S_(i+1) go on round (port 3) through S_(i+2)
+        model.lft[(i + 1) % 3, target] = 3
+        model.lft[(i + 2) % 3, target] = 3
+    return model, sw
+
+
+def test_switch_lid_routes_add_their_dependencies_to_the_loop_graph_only_when_asked() -> None:
+    from ibprov.routing.cdg import find_cycles
+
+    model, _sw = _ring3_switch_lids_the_long_way()
+    ca_only = audit(model)
+    assert ca_only.delivered == ca_only.pairs == 6
+    assert not find_cycles(*ca_only.edge_list(model), model.channel_count).found, "CA routes: one hop, no turn"
+    with_switches = audit(model, switch_routes=True)
+    cycles = find_cycles(*with_switches.edge_list(model), model.channel_count)
+    assert cycles.found
+    assert sorted(model.channel_name(c) for c in cycles.cycles[0]) == ["S0:3 → S1:4", "S1:3 → S2:4", "S2:3 → S0:4"]
+    # routes and destinations per channel still count CA pairs only (the balance check reads them)
+    assert (with_switches.chan_routes == ca_only.chan_routes).all()
+    assert (with_switches.chan_dlids == ca_only.chan_dlids).all()

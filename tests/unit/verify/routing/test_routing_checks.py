@@ -244,3 +244,22 @@ def test_a_direct_network_is_judged_by_routes_over_parallel_cables_and_told_noth
     assert "fat tree" not in finding.fix
     assert "uplink" not in finding.fix
     assert finding.fix.startswith("Parallel cables between two switches should carry alike")
+
+
+def test_routes_to_switch_lids_join_the_loop_graph_where_everything_runs_on_sl_0() -> None:
+    from dataclasses import replace
+
+    from routingkit import ring as _ring
+
+    model = _ring(3)
+    for i in range(3):  # the switch LIDs two hops round the ring, the CA LIDs one hop the short way
+        target = model.lids[i]
+        model.lft[(i + 1) % 3, target] = 3
+        model.lft[(i + 2) % 3, target] = 3
+    off, on = plan("minhop"), replace(plan("minhop"), switch_routes=True)
+    assert by_check(report(off, model), "routing.credit_loops") == []
+    (loop,) = by_check(report(on, model), "routing.credit_loops")
+    assert "S0:3 → S1:4" in loop
+    assert report(on, model).facts.as_dict()["switch_routes"] is True
+    sl_engine = replace(plan("lash", qos=True), switch_routes=True)  # their SLs are not read: left out
+    assert report(sl_engine, model).facts.as_dict()["switch_routes"] is False
