@@ -9,7 +9,8 @@ Target: the audit of a 100,000-endpoint fat tree (LFTs from the offline up*/down
 cores) above -- cabled as ibprov's ``fabric.fat_tree`` generator cables (``ibprov/clusterspec/topology.py``),
 LIDs on the CA ports first, then the switches, and fills the LFTs with
 :func:`ibprov.routing.offline.compute_lft` (setup, timed apart). Each size runs in two fresh subprocesses:
-one builds the model and its LFTs and saves them; the other loads them and times ``audit(model, tiers)`` +
+one builds the model and its LFTs and saves them; the other loads them and times ``audit(model, tiers,
+switch_routes=True)`` (verify's default on a fabric routed on SL 0) +
 ``find_cycles(...)`` (the audit proper), reading the peak RSS of that process (``ru_maxrss``: the model
 loaded + the audit's working set), then repeats the audit under ``tracemalloc`` for the audit's own peak
 allocation (numpy's buffers are traced).
@@ -182,8 +183,9 @@ def rss_bytes() -> int:
 
 
 def audit_all(model: RoutingModel, tiers: list[int] | None) -> tuple[RouteAudit, Cycles]:
-    """The audit proper: every route, then the credit-loop search on its channel dependencies."""
-    result = audit(model, tiers)
+    """The audit proper: every route, then the credit-loop search on its channel dependencies (with the routes
+    to switch LIDs, as verify --routing has them on a fabric routed on SL 0)."""
+    result = audit(model, tiers, switch_routes=True)
     return result, find_cycles(*result.edge_list(model), model.channel_count)
 
 
@@ -247,7 +249,7 @@ def child_audit(out: Path, traced: bool) -> None:
     model.lft = np.load(out / "lft.npy")
     loaded = rss_bytes()
     t0 = time.perf_counter()
-    result = audit(model, tiers)
+    result = audit(model, tiers, switch_routes=True)  # as verify --routing runs it on an SL-0 fabric
     t1 = time.perf_counter()
     cycles = find_cycles(*result.edge_list(model), model.channel_count)
     t2 = time.perf_counter()

@@ -262,6 +262,24 @@ def test_the_twin_rack_takes_apply_verify_faults_and_leaves_nothing_behind(
         assert audited["pairs"] == audited["delivered"] == 5 * 4
         assert audited["credit_loops"] == 0
 
+        # each fault kind alone: the one cause is the fault, and every other finding (the host's view of a lost
+        # port, a counter the lost link left behind) hangs under it
+        alone = [
+            ("unlink", ["cn03/mlx5_0:1"], ("cabling.missing", "cn03 mlx5_0 port 1")),
+            ("swap", ["leaf01:1", "leaf01:2"], ("cabling.swapped", "cn01 mlx5_0 port 1 and cn02 mlx5_0 port 1")),
+            ("counters", ["sm02/mlx5_0:1", "SymbolErrorCounter=99"], ("counters.threshold", "sm02 mlx5_0 port 1")),
+            ("degrade", ["leaf01:33", "width=1x"], ("link.width", "leaf01 port 33")),
+            ("pkey-drift", ["cn01"], ("pkey.extra", "cn01 mlx5_0 port 1")),
+        ]
+        for kind, args, cause in alone:
+            inject(load_state(loaded), loaded, kind, args)
+            one = verify(loaded)
+            assert [(c.finding.check, c.finding.object) for c in one.causes] == [cause], (
+                kind,
+                [(c.finding.text, [s.text for s in c.symptoms]) for c in one.causes],
+            )
+            heal(load_state(loaded))
+
         state = load_state(loaded)
         inject(state, loaded, "unlink", ["cn03/mlx5_0:1"])
         inject(state, loaded, "swap", ["leaf01:1", "leaf01:2"])
