@@ -681,6 +681,13 @@ def _write_discovered_topology(
 )
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the spec here.")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.option(
+    "--prove",
+    is_flag=True,
+    help="With -o: then bring the written spec up on the twin (ibsim + the real OpenSM with its rendered "
+    "configuration) and run verify --fabric and --routing on it, as `ibprov twin SPEC --verify --routing`: the "
+    "planned engine routes the planned tree without credit loops or dead ends, before anything is bought.",
+)
 @handles_errors
 def design(
     nodes: int,
@@ -696,6 +703,7 @@ def design(
     speed: str,
     output: Path | None,
     force: bool,
+    prove: bool,
 ) -> None:
     """Plan a fat tree for NODES hosts with RADIX-port switches and its bill of materials; with -o, write it
     as a spec."""
@@ -705,6 +713,8 @@ def design(
 
     if output is not None and compare:
         raise IbprovError("-o writes one design: drop --compare (or give one --blocking)")
+    if prove and output is None:
+        raise click.UsageError("--prove: only with -o (the twin is brought up from the written spec)")
     price_list = d.load_prices(prices) if prices is not None else None
     ratios = [d.parse_blocking(b) for b in blocking.split(",")] if compare else [d.parse_blocking(blocking)]
     rows = []
@@ -729,6 +739,21 @@ def design(
     load_spec_text(text, str(output))  # design never writes what validate rejects
     output.write_text(text)
     click.echo(f"wrote {output}", err=True)
+    if prove:
+        click.echo(f"proving {output} on the twin (verify --fabric --routing)")
+        click.get_current_context().invoke(
+            twin_prove,
+            spec=output,
+            workdir=None,
+            timeout=120.0,
+            save_ibnetdiscover=None,
+            run_verify=True,
+            routing=True,
+            json_path=None,
+            junit_path=None,
+            html_path=None,
+            synthetic_guids=False,
+        )
 
 
 def _section_flags(func: F) -> F:

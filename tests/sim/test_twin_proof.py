@@ -177,3 +177,27 @@ def test_routing_without_verify_is_refused_saying_why() -> None:
     result = CliRunner().invoke(cli, ["twin", str(example), "--routing"])
     assert result.exit_code == 2
     assert "--routing: only with --verify" in result.output
+
+
+def test_design_proves_the_tree_it_plans_on_the_twin_with_its_routing(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ibprov.cli import cli
+
+    spec = tmp_path / "planned.yaml"
+    result = CliRunner().invoke(cli, ["design", "--nodes", "12", "--radix", "8", "-o", str(spec), "--prove"])
+    assert result.exit_code == 0, result.output
+    assert spec.exists()
+    assert "engine ftree (planned ftree); 132 of 132 CA pairs delivered" in result.output
+    assert "0 credit loops" in result.output
+    assert "PASS: no findings" in result.stdout
+
+
+def test_design_prove_without_output_is_refused() -> None:
+    from click.testing import CliRunner
+
+    from ibprov.cli import cli
+
+    result = CliRunner().invoke(cli, ["design", "--nodes", "12", "--radix", "8", "--prove"])
+    assert result.exit_code == 2
+    assert "--prove: only with -o" in result.output
