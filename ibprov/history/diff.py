@@ -67,7 +67,8 @@ def findings_of(report: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, st
 
 
 def _counters(report: Mapping[str, Any]) -> dict[tuple[str, str], int]:
-    fabric = report.get("sections", {}).get("fabric", {}).get("facts", {})
+    """(port, counter) -> value, of a run that has the fabric section (the callers ask only such runs)."""
+    fabric = report["sections"]["fabric"].get("facts", {})
     return {(p["object"], name): int(v) for p in fabric.get("counters", []) for name, v in p["counters"].items()}
 
 

@@ -30,12 +30,12 @@ def _subjects(fabric: Fabric, finding: Finding) -> Subjects:
 
 
 def _closes_a_cycle(explained: Mapping[FindingKey, Explanation], symptom: FindingKey, cause: FindingKey) -> bool:
+    """Whether ``cause`` is ``symptom`` or explained, through others, by it (``explained`` has no cycle: each
+    edge was added only when this said no)."""
     key: FindingKey | None = cause
-    seen: set[FindingKey] = set()
-    while key is not None and key not in seen:
+    while key is not None:
         if key == symptom:
             return True
-        seen.add(key)
         why = explained.get(key)
         key = why.cause if why is not None else None
     return False

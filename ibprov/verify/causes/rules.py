@@ -121,7 +121,7 @@ def _rogue_is_master(cause: Finding, _cs: Subjects, _s: Finding, _ss: Subjects, 
 
 
 def _same_host(cause: Finding, cs: Subjects, symptom: Finding, ss: Subjects, _f: Fabric) -> str | None:
-    if _is(symptom.check, UNREACHABLE) and UNREACHABLE.index(symptom.check) <= UNREACHABLE.index(cause.check):
+    if _is(symptom.check, UNREACHABLE) and UNREACHABLE.index(symptom.check) < UNREACHABLE.index(cause.check):
         return None  # an unreachable host is explained only by an earlier reader's failure to reach it
     hosts = cs.hosts & ss.hosts
     if not hosts:
@@ -129,14 +129,10 @@ def _same_host(cause: Finding, cs: Subjects, symptom: Finding, ss: Subjects, _f:
     return f"{min(hosts)} did not answer ({cause.check}): nothing on it could be read or run"
 
 
-def _port_gone(cause: Finding, cs: Subjects, symptom: Finding, ss: Subjects, f: Fabric) -> str | None:
-    lost = [p for p in cs.ports if p.hca]
-    if not lost:
-        return None
-    port = lost[0]
-    cable = f.cable(port)
-    ends = {port, *(cable or ())}
-    if ss.ports & ends:
+def _port_gone(cause: Finding, cs: Subjects, symptom: Finding, ss: Subjects, _f: Fabric) -> str | None:
+    # the symptoms (the cable's loss, the host's view of the port) are all named by the HCA port itself
+    if lost := sorted(cs.ports & ss.ports):
+        port = lost[0]
         return f"{port_text(port)} is not on {port.device} ({cause.check}): its cable has nothing to train with"
     return None
 
@@ -187,12 +183,11 @@ def _switch_gone(cause: Finding, _cs: Subjects, _s: Finding, ss: Subjects, f: Fa
     return None
 
 
-def _hca_firmware(cause: Finding, cs: Subjects, _s: Finding, ss: Subjects, f: Fabric) -> str | None:
-    mine = {p for p in ss.ports if (p.device, p.hca) in cs.hcas}
-    mine |= {end for p in ss.ports if (cable := f.cable(p)) for end in cable if (end.device, end.hca) in cs.hcas}
-    if not mine:
-        return None
-    return f"{cause.object} runs firmware {cause.observed}, not {cause.expected} ({cause.check})"
+def _hca_firmware(cause: Finding, cs: Subjects, _s: Finding, ss: Subjects, _f: Fabric) -> str | None:
+    # an HCA port names its cable too (a cable is named by its HCA end)
+    if any((p.device, p.hca) in cs.hcas for p in ss.ports):
+        return f"{cause.object} runs firmware {cause.observed}, not {cause.expected} ({cause.check})"
+    return None
 
 
 def _host_stack(cause: Finding, cs: Subjects, _s: Finding, ss: Subjects, _f: Fabric) -> str | None:

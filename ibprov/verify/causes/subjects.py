@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ibprov.clusterspec import LoadedSpec
 from ibprov.clusterspec.types import Endpoint
@@ -50,46 +50,34 @@ class Fabric:
     hosts: frozenset[str]
     switches: frozenset[str]
     hcas: Mapping[str, frozenset[str]]  # host -> its HCA devices
-    cables: Mapping[Endpoint, tuple[Endpoint, Endpoint]]  # either end -> (its HCA end if any, the other end)
-    ports_of_switch: Mapping[str, tuple[Endpoint, ...]] = field(default_factory=dict)
+    cables: Mapping[Endpoint, tuple[Endpoint, Endpoint]]  # either end of a planned cable -> both its ends
 
     def cable(self, port: Endpoint) -> tuple[Endpoint, Endpoint] | None:
         return self.cables.get(port)
 
-    def ca_end(self, port: Endpoint) -> Endpoint | None:
-        """The HCA end of ``port``'s cable (``port`` itself when it is an HCA port), None for a switch-to-switch
-        cable or a port with no planned cable."""
-        if port.hca:
-            return port
-        cable = self.cables.get(port)
-        if cable is None:
-            return None
-        return next((end for end in cable if end.hca), None)
-
     def subjects(self, obj: str) -> Subjects:
-        words = _WORD.findall(obj.replace("(", " ").replace(")", " ").replace(",", " "))
+        words = [w.rstrip(".-") for w in _WORD.findall(obj)]  # "node01." at the end of a sentence is node01
         hosts: set[str] = set()
         switches: set[str] = set()
         hcas: set[tuple[str, str]] = set()
         ports: set[Endpoint] = set()
         for i, word in enumerate(words):
-            word = word.rstrip(".-")
             if (m := _ENDPOINT.match(word)) and (m[1] in self.hosts or m[1] in self.switches):
                 end = Endpoint(m[1], m[2], int(m[3]))
                 if end.hca is None or end.hca in self.hcas.get(end.device, ()):
                     ports.add(end)
-                continue
-            if word in self.hosts:
+            elif word in self.hosts:
                 hosts.add(word)
-                nxt = words[i + 1] if i + 1 < len(words) else ""
-                if nxt in self.hcas.get(word, ()):
-                    hcas.add((word, nxt))
-                    if i + 3 < len(words) and words[i + 2] == "port" and words[i + 3].isdigit():
-                        ports.add(Endpoint(word, nxt, int(words[i + 3])))
+                rest = words[i + 1 : i + 4]  # "node01 mlx5_0 port 1", or "node01 mlx5_0" (an HCA)
+                if rest and rest[0] in self.hcas[word]:
+                    hcas.add((word, rest[0]))
+                    if rest[1:2] == ["port"] and rest[2:3] and rest[2].isdigit():
+                        ports.add(Endpoint(word, rest[0], int(rest[2])))
             elif word in self.switches:
                 switches.add(word)
-                if i + 2 < len(words) and words[i + 1] == "port" and words[i + 2].isdigit():
-                    ports.add(Endpoint(word, None, int(words[i + 2])))
+                rest = words[i + 1 : i + 3]  # "leaf03 port 7"
+                if rest[:1] == ["port"] and rest[1:2] and rest[1].isdigit():
+                    ports.add(Endpoint(word, None, int(rest[1])))
         for end in ports:
             (hosts if end.hca else switches).add(end.device)
             if end.hca:
@@ -101,18 +89,5 @@ def fabric_of(loaded: LoadedSpec) -> Fabric:
     """The :class:`Fabric` of a loaded spec."""
     spec, topo = loaded.spec, loaded.topology
     hcas = {node.name: frozenset(h.device for h in node.hcas) for node in spec.nodes}
-    cables: dict[Endpoint, tuple[Endpoint, Endpoint]] = {}
-    by_switch: dict[str, list[Endpoint]] = {}
-    for link in topo.links:
-        anchor, other = (link.b, link.a) if link.b.hca and not link.a.hca else (link.a, link.b)
-        for end in (link.a, link.b):
-            cables[end] = (anchor, other)
-            if end.hca is None:
-                by_switch.setdefault(end.device, []).append(end)
-    return Fabric(
-        hosts=frozenset(hcas),
-        switches=frozenset(topo.switches),
-        hcas=hcas,
-        cables=cables,
-        ports_of_switch={k: tuple(sorted(v)) for k, v in by_switch.items()},
-    )
+    cables = {end: (link.a, link.b) for link in topo.links for end in (link.a, link.b)}
+    return Fabric(hosts=frozenset(hcas), switches=frozenset(topo.switches), hcas=hcas, cables=cables)

@@ -286,6 +286,12 @@ def test_runs_with_a_cause_graph_say_which_causes_are_new_and_resolved_and_what_
         "new": [{"check": "sm.rogue", "object": "node04 mlx5_0 port 1"}],
         "resolved": [{"check": "cabling.missing", "object": P3}],
     }
+    three = [_finding("cabling.missing", f"node0{i} mlx5_0 port 1", "error") for i in range(5, 8)]
+    new = {**_run("2026-12-01T01:00:00Z", three, counters={}, master=SM01), "causes": three}
+    assert diff_runs({**old, "causes": []}, new, {}).lines()[1] == (
+        "causes: 3 new (cabling.missing node05 mlx5_0 port 1, cabling.missing node06 mlx5_0 port 1, "
+        "cabling.missing node07 mlx5_0 port 1); 1 resolved (cabling.missing node02 mlx5_0 port 1)"
+    )
     many = [_finding("cabling.missing", f"node0{i} mlx5_0 port 1", "error") for i in range(5, 9)]
     new = {**_run("2026-12-01T01:00:00Z", many, counters={}, master=SM01), "causes": many}
     assert diff_runs({**old, "causes": []}, new, {}).lines()[1] == (

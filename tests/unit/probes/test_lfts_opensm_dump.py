@@ -50,3 +50,57 @@ def test_an_entry_outside_the_header_s_range_is_refused() -> None:
     )
     with pytest.raises(ParseError, match="LID 0x000b is outside the header's 0-10"):
         lfts.parse_any(text)
+
+
+HEAD = "Unicast lids [0-3] of switch Lid 2 guid 0x0000000000200000 ('S0'):"
+ENTRY = "0x0001 001 # Channel Adapter portguid 0x0000000000100001: 'H0'"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            f"{HEAD}\n{ENTRY}\n{HEAD}\n3 lids dumped\n",
+            f"line 3: a new table before the last one's 'lids dumped' line: {HEAD!r}",
+        ),
+        (f"{HEAD}\n{ENTRY}\n{ENTRY}\n3 lids dumped\n", f"line 3: LID 0x0001 listed twice: {ENTRY!r}"),
+        (f"{HEAD}\n0x0001 256 # x\n3 lids dumped\n", "line 2: out port above 255: '0x0001 256 # x'"),
+        (
+            f"{HEAD}\n{ENTRY}\n2 lids dumped\n",
+            "line 3: the footer does not repeat the header's top LID 3: '2 lids dumped'",
+        ),
+        (f"{HEAD}\n0x0004 001\n3 lids dumped\n", "line 3: LID 0x0004 is outside the header's 0-3: '3 lids dumped'"),
+        (
+            f"{HEAD.replace('[0-3]', '[1-3]')}\n0x0000 001\n3 lids dumped\n",
+            "line 3: LID 0x0000 is outside the header's 1-3: '3 lids dumped'",
+        ),
+        (
+            f"noise\n{HEAD}\n{ENTRY}\n",
+            f"line 2: cut short: the last table ends without its 'lids dumped' line: {HEAD!r}",
+        ),
+        (
+            "cat: opensm-lfts.dump: No such file\n",
+            "line 1: not opensm-lfts.dump output: expected 'Unicast lids [N-N] of switch Lid N guid 0x... ('...'):', "
+            "got: 'cat: opensm-lfts.dump: No such file'",
+        ),
+    ],
+    ids=["table-in-table", "twice", "port-256", "footer", "above-top", "below-low", "cut-short", "not-output"],
+)
+def test_a_dump_opensm_did_not_write_is_refused_saying_where_and_why_in_full(text: str, message: str) -> None:
+    with pytest.raises(ParseError) as refused:
+        lfts.parse_opensm_dump(text)
+    assert str(refused.value) == f"opensm-lfts.dump: {message}"
+
+
+def test_out_port_255_is_read_and_a_foreign_line_is_a_note_with_its_number() -> None:
+    tables = lfts.parse_opensm_dump(f"{HEAD}\n0x0001 255\nibwarn: x\nstray line\n3 lids dumped\n")
+    assert dict(tables.switches[0].ports) == {1: 255}
+    assert tables.notes[-1] == "line 4: stray line"
+    assert tables.switch(0x200000) is tables.switches[0]
+    assert tables.switch(0x999) is None
+
+
+def test_parse_any_tells_the_two_layouts_apart_by_the_first_header() -> None:
+    dump_lfts = read_capture("routing/dump_lfts-ring5-minhop.txt")
+    assert lfts.parse_any(dump_lfts) == lfts.parse(dump_lfts)
+    assert lfts.parse_any("note\n" + f"{HEAD}\n{ENTRY}\n3 lids dumped\n").switches[0].lid == 2

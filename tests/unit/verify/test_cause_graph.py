@@ -364,3 +364,103 @@ def test_a_node_drained_for_a_cause_elsewhere_is_resumed_once_the_cause_s_check_
 
 def _passed(check: str) -> CheckResult:
     return CheckResult(check, check, ("node04 mlx5_0 port 1",))
+
+
+# --------------------------------------------------------------------------------------------- each tie, both ways
+def test_a_rule_names_checks_exactly_or_as_a_family_ending_in_a_dot() -> None:
+    (wrong_master,) = [r for r in RULES if r.id == "sm.wrong_master"]
+    assert wrong_master.may_cause("sm.master")
+    assert not wrong_master.may_cause("sm.master_x"), "an exact id is not a prefix"
+    assert wrong_master.may_suffer("qos.switch_vlarb"), "qos. is the family"
+    assert not wrong_master.may_suffer("qosx.sl2vl")
+
+
+def test_an_unplanned_single_master_explains_tables_and_a_planned_sm_pushed_to_master_but_no_inactive_port() -> None:
+    master = f("sm.master", "fabric", C, observed="node04 mlx5_0 port 1 MASTER (priority 0), not a planned SM")
+    findings = [
+        master,
+        f("pkey.missing", "node01 mlx5_0 port 1"),
+        f("node.port_state", "node02 mlx5_0 port 1", observed="INIT"),  # not what a second master does
+        f("sm.standby_missing", "sm02 mlx5_0 port 1", observed="MASTER (priority 14)"),
+        f("sm.standby_missing", "sm01 mlx5_0 port 1", observed="no SM running on this port"),
+    ]
+    assert set(graph(findings)) == {
+        ("pkey.missing", "node01 mlx5_0 port 1"),
+        ("sm.standby_missing", "sm02 mlx5_0 port 1"),
+    }
+    two = f(
+        "sm.master",
+        "fabric",
+        C,
+        observed="2 MASTERs: sm01 mlx5_0 port 1 MASTER (priority 15) and sm02 mlx5_0 port 1 MASTER (priority 14)",
+    )
+    assert set(graph([two, *findings[1:]])) == set(graph(findings))
+
+
+def test_a_down_cable_is_said_down_and_a_missing_one_missing() -> None:
+    down = explain(
+        report_of([f("link.down", "node02 mlx5_0 port 1"), f("pkey.missing", "node02 mlx5_0 port 1")]).findings,
+        fabric(),
+    )
+    assert down[("pkey.missing", "node02 mlx5_0 port 1")].evidence == (
+        "the cable at node02 mlx5_0 port 1 is down (link.down): node02 mlx5_0 port 1 has no link"
+    )
+
+
+def test_a_degraded_link_explains_the_mpi_pairs_of_its_host_and_the_perf_suspect_that_names_its_port() -> None:
+    width = f("link.width", "node01 mlx5_0 port 1", observed="1X")
+    mpi = f("mpi.bandwidth", "node01 <-> node02", observed="2.1 GB/s")
+    other = f("mpi.bandwidth", "node03 <-> node04", observed="2.1 GB/s")
+    suspect = f("perf.suspect", "fabric", observed="node01 mlx5_0 port 1: 3/3 pairs failed", expected="no common port")
+    got = graph([width, mpi, other, suspect])
+    assert got == {
+        (mpi.check, mpi.object): ("link.width", "node01 mlx5_0 port 1", "link.degraded"),
+        (suspect.check, suspect.object): ("link.width", "node01 mlx5_0 port 1", "link.degraded"),
+    }
+
+
+def test_a_missing_hca_port_or_wrong_firmware_explains_nothing_on_another_host() -> None:
+    findings = [
+        f("node.hca_missing", "node02 mlx5_0 port 1"),
+        f("cabling.missing", "node03 mlx5_0 port 1"),
+        f("node.firmware", "node01 mlx5_0", observed="20.31.1014", expected="20.39.1002"),
+        f("node.rate", "node04 mlx5_0 port 1"),
+    ]
+    assert graph(findings) == {}
+
+
+def test_a_finding_whose_first_candidate_would_close_a_cycle_takes_the_next() -> None:
+    def always(*_args: object) -> str:
+        return "tied"
+
+    both = (
+        Rule("a", "a explains b", ("x.a",), ("x.b",), always),
+        Rule("b", "b explains a", ("x.b",), ("x.a",), always),
+    )
+    findings = report_of([f("x.a", "node01", C), f("x.b", "node02"), f("x.a", "node03", W)]).findings
+    got = {k: e.cause for k, e in explain(findings, fabric(), both).items()}
+    # x.a node01 first: x.b explains it; then x.b: x.a node01 would close a cycle, x.a node03 does not
+    assert got == {("x.a", "node01"): ("x.b", "node02"), ("x.b", "node02"): ("x.a", "node03")}
+
+
+@pytest.mark.parametrize(
+    ("obj", "switches", "hcas"),
+    [
+        ("leaf01 port 3", {"leaf01"}, set()),
+        ("node01/mlx5_0:1", set(), {("node01", "mlx5_0")}),
+        ("node01 mlx5_0", set(), {("node01", "mlx5_0")}),
+        ("leaf01:3 <-> node02.", {"leaf01"}, set()),
+        ("leaf01/mlx5_0:1", set(), set()),  # a switch has no HCA
+        ("leaf01 port x", {"leaf01"}, set()),
+    ],
+)
+def test_an_object_names_the_switches_and_hcas_the_plan_has(
+    obj: str, switches: set[str], hcas: set[tuple[str, str]]
+) -> None:
+    got = fabric().subjects(obj)
+    assert (set(got.switches), set(got.hcas)) == (switches, hcas)
+
+
+def test_a_word_at_the_end_of_a_sentence_still_names_its_host() -> None:
+    assert fabric().subjects("reached from node02.").hosts == {"node02"}
+    assert fabric().subjects("node01 mlx5_0 port").ports == frozenset()
