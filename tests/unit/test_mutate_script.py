@@ -125,3 +125,17 @@ def test_every_listed_equivalent_names_a_line_its_module_still_has_and_says_why(
         assert len(entry.why) > 20, entry
     keys = [(e.module, e.function, e.before, e.after) for e in listed]
     assert len(keys) == len(set(keys)), "each equivalent listed once"
+
+
+def test_spec_rules_are_judged_by_the_spec_s_own_tests_and_everything_else_by_the_unit_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mutate, "WORK", tmp_path / ".mutate")
+    rules = ["ibprov/clusterspec/rules/sm.py", "ibprov/clusterspec/advice.py"]
+    assert (
+        'pytest_add_cli_args_test_selection = ["tests/unit/clusterspec/"]'
+        in (mutate.work_dir(rules) / "pyproject.toml").read_text()
+    )
+    mixed = mutate.work_dir(["ibprov/clusterspec/rules/sm.py", "ibprov/pkey.py"])
+    assert 'pytest_add_cli_args_test_selection = ["tests/unit/"]' in (mixed / "pyproject.toml").read_text()
+    assert mutate.tests_for([]) is None
