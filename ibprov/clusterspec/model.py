@@ -481,7 +481,11 @@ class SubnetManager(Strict):
     lmc: int = Field(0, ge=0, le=7, description="LID mask control: 2^lmc LIDs per port (ftree and lash need 0).")
     sweep_interval: int = Field(10, ge=0, le=3600, description="Seconds between light sweeps.")
     sm_key: SecretRef | None = Field(
-        None, description="SM_Key as a reference (env:VARIABLE or vault:name), never the key itself."
+        None,
+        description="SM_Key as a reference (env:VARIABLE or vault:name), never the key itself. It keeps the planned "
+        "SMs' election among themselves, not secret from the fabric: OpenSM 3.3.23 answers SMInfo with its SM_Key "
+        "to any SM unless M_Key protection is on (m_key, protection level 1 or more), and an SM with another key "
+        "logs the key it was sent (ERR 2F18).",
     )
     m_key: SecretRef | None = Field(
         None, description="M_Key as a reference (env:VARIABLE or vault:name), never the key itself."
