@@ -66,7 +66,7 @@ if $IBPROV verify "$OUT/cluster.yaml" --target twin --fabric --drain "${DAY2[@]}
     --html "$OUT/report-faults.html"; then
   echo "verify missed the faults"; exit 1
 fi
-on_controller sinfo -R -o "'%50E %9u %N'"
+on_controller sinfo -R -o "'%64E %9u %N'"
 step "15. heal, verify passes again, and --resume gives back the nodes ibprov drained (node02 stays drained)"
 $IBPROV twin heal "$OUT/cluster.yaml"
 for _ in $(seq 30); do  # the healed cable trains and the SM sweeps it in; bounded
