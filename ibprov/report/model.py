@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from ibprov.errors import ExitCode
@@ -366,12 +367,16 @@ class Report:
             seen.add(key)
         return key
 
+    @cached_property
+    def _by_key(self) -> dict[FindingKey, Finding]:
+        return {(f.check, f.object): f for c in self.checks for f in c.findings}
+
     def cause_of(self, finding: Finding) -> Finding | None:
         """The finding at the root of what explains ``finding`` (None: nothing does; it is a cause)."""
         root = self.root_of(finding)
         if root == (finding.check, finding.object):
             return None
-        return next((f for c in self.checks for f in c.findings if (f.check, f.object) == root), None)
+        return self._by_key.get(root)
 
     @property
     def causes(self) -> list[Cause]:
