@@ -421,6 +421,14 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         ["49:36: mpi.rails[0].devices[0]: no node has HCA port mlx5_1:1"],
     ),
     (
+        "rail-name-twice",
+        edit(append="mpi: {rails: [{name: r0, devices: ['mlx5_0:1']}, {name: r0, devices: ['mlx5_0:1']}]}\n"),
+        [
+            "49:57: mpi.rails[1].name: duplicate rail r0 (also at mpi.rails[0].name)",
+            "49:71: mpi.rails[1].devices[0]: mlx5_0:1 is also in rail r0 (mpi.rails[0]): a port carries one rail",
+        ],
+    ),
+    (
         "acceptance-latency-zero",
         edit(append="acceptance: {latency_us: {ib_write_lat: 0}}\n"),
         ["49:41: acceptance.latency_us.ib_write_lat: input should be greater than 0 (got 0)"],
@@ -1293,6 +1301,30 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         edit(append=TIMER + "    host: sm1\n"),
         [
             "51:11: monitoring.verify_timer.host: no node named 'sm1' (did you mean 'sm01'?): the verify timer runs on a node of the spec (its diags read the fabric through its HCA)",
+        ],
+    ),
+    (
+        "monitoring-timer-host-unknown-and-nothing-like-it",
+        edit(append=TIMER + "    host: qqqqqq\n"),
+        [
+            "51:11: monitoring.verify_timer.host: no node named 'qqqqqq': the verify timer runs on a node of the spec (its diags read the fabric through its HCA)",
+        ],
+    ),
+    (
+        "monitoring-timer-host-is-no-host-ansible-logs-in-to",
+        edit(
+            ("  - name: sm01\n    groups: [infra]", "  - name: sm01\n    groups: [infra, ufm, sharp]"),
+            append=TIMER + "    host: sm01\n",
+        ),
+        [
+            "51:11: monitoring.verify_timer.host: sm01 is in group sharp, not a host Ansible logs in to: pick a node that is",
+        ],
+    ),
+    (
+        "monitoring-timer-backend-section-with-host-opensm",
+        edit(append=TIMER + "    host: sm01\n    sections: [fabric, backend]\n"),
+        [
+            "52:24: monitoring.verify_timer.sections[1]: section backend reads a switch or UFM SM: subnet_manager.backend is opensm (verify --fabric reads OpenSM's partitions from the fabric)",
         ],
     ),
     (

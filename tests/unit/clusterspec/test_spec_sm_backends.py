@@ -58,10 +58,9 @@ def test_an_unknown_switch_is_located_with_a_suggestion() -> None:
 def test_a_host_opensm_planned_beside_a_switch_sm_is_an_error_at_the_instance() -> None:
     text = SWITCH.replace("    save: true", "    save: true\n  instances:\n    - {node: login01, priority: 1}")
     line = line_of(text, "{node: login01, priority: 1}")
-    (problem,) = problems(text)
-    assert problem.startswith(
-        f"{line}:7: subnet_manager.instances[0]: a host OpenSM on login01 beside the SM of switch leaf01 is a second SM"
-    )
+    assert problems(text) == [
+        f"{line}:7: subnet_manager.instances[0]: a host OpenSM on login01 beside the SM of switch leaf01 is a second SM (the two elect a master between them and the loser's settings are silently unused): remove instances, or set backend: opensm"
+    ]
 
 
 def test_the_section_of_another_back_end_is_an_error_not_ignored() -> None:
@@ -76,8 +75,28 @@ def test_the_section_of_another_back_end_is_an_error_not_ignored() -> None:
 
 def test_ufm_without_the_ports_of_its_sm_is_an_error() -> None:
     text = UFM.replace("  instances:\n    - {node: mgmt01, priority: 15}\n", "")
-    (problem,) = problems(text)
-    assert "subnet_manager.instances: backend: ufm needs instances: the UFM server's HCA port(s)" in problem
+    line = line_of(text, "subnet_manager:") + 1  # a missing key: located at its section's first key
+    assert problems(text) == [
+        f"{line}:3: subnet_manager.instances: backend: ufm needs instances: the UFM server's HCA port(s) where UFM's SM runs (ibprov installs no OpenSM there; verify checks that no other SM runs)"
+    ]
+
+
+def test_ufm_without_its_section_is_located_at_backend() -> None:
+    start = UFM.index("  ufm:\n")
+    end = UFM.index("  instances:\n")
+    text = UFM[:start] + UFM[end:]
+    line = line_of(text, "backend: ufm")
+    assert problems(text) == [
+        f"{line}:12: subnet_manager.backend: backend: ufm needs subnet_manager.ufm (url, auth and its credentials)"
+    ]
+
+
+def test_ufm_refuses_a_both_default_membership_where_it_is_written() -> None:
+    text = UFM.replace("    defmember: full", "    defmember: both", 1)
+    line = line_of(text, "defmember: both")
+    assert problems(text) == [
+        f"{line}:16: partitions[0].defmember: UFM holds a GUID as full or limited, not both: give full or limited"
+    ]
 
 
 def test_ufm_refuses_both_membership_where_it_is_written() -> None:
