@@ -1113,6 +1113,27 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         ],
     ),
     (
+        "partition-all-twice-with-two-memberships",
+        edit(("      - group: compute", "      - {all: true}\n      - {all: true, membership: full}")),
+        [
+            "47:33: partitions[0].members[1].membership: all: true is listed twice in partition compute with different memberships: full here, limited at partitions[0].members[0] (list it once)"
+        ],
+    ),
+    (
+        "partition-all-twice-the-second-by-defmember-located-at-all",
+        edit(("      - group: compute", "      - {all: true, membership: full}\n      - {all: true}")),
+        [
+            "47:15: partitions[0].members[1].all: all: true is listed twice in partition compute with different memberships: limited here, full at partitions[0].members[0] (list it once)"
+        ],
+    ),
+    (
+        "partition-group-twice-the-second-by-defmember-located-at-group",
+        edit(("      - group: compute", "      - {group: compute, membership: full}\n      - {group: compute}")),
+        [
+            "47:17: partitions[0].members[1].group: group compute is listed twice in partition compute with different memberships: limited here, full at partitions[0].members[0] (list it once)"
+        ],
+    ),
+    (
         "ipoib-name-suffix-is-another-pkey",
         edit(append="  - {partition: compute, subnet: 10.1.0.0/24, name: ib0.8020}\n"),
         ["49:53: ipoib[1].name: ib0.8020 says P_Key 0x8020, but partition compute has P_Key 0x0010 (name it ib0.8010)"],
