@@ -129,7 +129,8 @@ def _pool_problems(
     fixed = {a for a in iface.addresses.values() if int(start) <= int(a) < int(last)}  # the pool skips them
     available = int(last) - int(start) - len(fixed)
     if available < len(need):
-        counted = f" once the {len(fixed)} fixed addresses there are counted" if fixed else ""
+        n = len(fixed)
+        counted = f" once the {n} fixed address{'es there are' if n > 1 else ' there is'} counted" if fixed else ""
         yield (
             (*path, "subnet"),
             f"{len(need)} nodes need an address but {iface.subnet} has only {max(available, 0)} from {start}{counted}",

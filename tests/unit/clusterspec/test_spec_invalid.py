@@ -1113,6 +1113,75 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         ],
     ),
     (
+        "ipoib-two-interfaces-in-one-subnet-whose-pools-collide",
+        edit(append="  - {partition: compute, subnet: 10.0.0.0/24, name: ib1}\n"),
+        [
+            "49:5: ipoib[1].pool_start: pool address 10.0.0.1 is also at ipoib[0].pool_start",
+            "49:5: ipoib[1].pool_start: pool address 10.0.0.2 is also at ipoib[0].pool_start",
+            "49:34: ipoib[1].subnet: 10.0.0.0/24 overlaps 10.0.0.0/24 (ipoib[0])",
+        ],
+    ),
+    (
+        "ipoib-pool-too-small",
+        edit(("  - subnet: 10.0.0.0/24", "  - subnet: 10.0.0.0/30\n    pool_start: 10.0.0.2")),
+        ["48:13: ipoib[0].subnet: 4 nodes need an address but 10.0.0.0/30 has only 1 from 10.0.0.2"],
+    ),
+    (
+        "ipoib-pool-too-small-once-one-fixed-address-is-counted",
+        edit(
+            (
+                "  - subnet: 10.0.0.0/24",
+                "  - subnet: 10.0.0.0/29\n    pool_start: 10.0.0.5\n    addresses: {node01: 10.0.0.6}",
+            )
+        ),
+        [
+            "48:13: ipoib[0].subnet: 3 nodes need an address but 10.0.0.0/29 has only 1 from 10.0.0.5 once the 1 fixed address there is counted"
+        ],
+    ),
+    (
+        "ipoib-pool-too-small-once-two-fixed-addresses-are-counted",
+        edit(
+            (
+                "  - subnet: 10.0.0.0/24",
+                "  - subnet: 10.0.0.0/29\n    pool_start: 10.0.0.4\n    addresses: {node01: 10.0.0.5, node02: 10.0.0.6}",
+            )
+        ),
+        [
+            "48:13: ipoib[0].subnet: 2 nodes need an address but 10.0.0.0/29 has only 1 from 10.0.0.4 once the 2 fixed addresses there are counted"
+        ],
+    ),
+    (
+        "node-address-twice",
+        edit(
+            (
+                "  - name: node01\n    groups: [compute]",
+                "  - name: node01\n    address: 10.9.0.1\n    groups: [compute]",
+            ),
+            (
+                "  - name: node02\n    groups: [compute]",
+                "  - name: node02\n    address: 10.9.0.1\n    groups: [compute]",
+            ),
+        ),
+        ["22:14: nodes[3].address: duplicate node address 10.9.0.1 (also at nodes[2].address)"],
+    ),
+    (
+        "node-address-is-another-node-s-name",
+        edit(
+            ("  - name: node02\n    groups: [compute]", "  - name: node02\n    address: node01\n    groups: [compute]")
+        ),
+        ["21:14: nodes[3].address: duplicate node address node01 (also at nodes[2].name)"],
+    ),
+    (
+        "partition-name-twice",
+        edit(
+            (
+                "ipoib:\n  - subnet: 10.0.0.0/24\n",
+                "  - name: compute\n    pkey: 0x0011\n    members:\n      - group: compute\nipoib:\n  - subnet: 10.0.0.0/24\n",
+            )
+        ),
+        ["47:11: partitions[1].name: duplicate partition name compute (also at partitions[0].name)"],
+    ),
+    (
         "partition-all-twice-with-two-memberships",
         edit(("      - group: compute", "      - {all: true}\n      - {all: true, membership: full}")),
         [
