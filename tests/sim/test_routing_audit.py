@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from gridkit import grid_spec
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.probes import ibnetdiscover, lfts
@@ -373,42 +374,6 @@ def test_the_tables_opensm_dumps_audit_the_same_as_the_tables_read_from_the_swit
     # the next time; not looked into), the verdict did not
     own = ("tables", "sls_read", "vls")
     assert {k: v for k, v in ours.items() if k not in own} == {k: v for k, v in theirs.items() if k not in own}
-
-
-def grid_spec(dims: tuple[int, ...], *, wrap: bool, engine: str, extra: str = "", roots: str = "") -> str:
-    """Switches at the points of a grid of ``dims``, cabled in dimension order (dimension k: port 2k+1 to the
-    next switch's port 2k+2; ``wrap``: a torus, else a mesh), one HCA each on port 8. A 2x2x2 grid is a 3-D
-    hypercube."""
-    points = [()]
-    for size in dims:
-        points = [(*p, i) for p in points for i in range(size)]
-    name = {p: "g" + "".join(map(str, p)) for p in points}
-    links = [f"    - {n}:8 <-> h{n[1:]}/mlx5_0:1" for n in name.values()]
-    for p in points:
-        for k, size in enumerate(dims):
-            if size < 2 or (not wrap and p[k] == size - 1) or (size == 2 and p[k] == 1):
-                continue  # no wrap on a mesh; a dimension of 2 has one cable, not two
-            q = (*p[:k], (p[k] + 1) % size, *p[k + 1 :])
-            links.append(f"    - {name[p]}:{2 * k + 1} <-> {name[q]}:{2 * k + 2}")
-    nodes = "\n".join(f"  - {{name: h{n[1:]}, hcas: [{{device: mlx5_0}}]}}" for n in name.values())
-    switches = "\n".join(f"  - {{name: {n}, ports: 8, role: leaf}}" for n in name.values())
-    first = name[points[0]][1:]
-    return f"""version: 1
-cluster: {{name: grid}}
-nodes:
-{nodes}
-switches:
-{switches}
-fabric:
-  speed: EDR
-  links:
-{chr(10).join(links)}
-subnet_manager:
-  routing_engine: {engine}
-  {f"roots: [{roots}]" if roots else ""}
-  instances: [{{node: h{first}, priority: 15}}]
-{extra}
-"""
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from gridkit import grid_spec
 
 from ibprov.clusterspec import load_spec
 from ibprov.twin.prove import log_failures, prove
@@ -91,33 +92,6 @@ def test_twin_verify_runs_verify_fabric_against_the_running_twin(tmp_path: Path)
     assert '"result": "pass"' in report.read_text()
 
 
-def _torus_spec(cols: int, rows: int, engine: str) -> str:
-    """A cols x rows torus of 8-port switches, cabled in dimension order (port 1 to the next column's port 2,
-    port 3 to the next row's port 4, both wrapping round), one HCA each on port 8."""
-    name = {(c, r): f"t{c}{r}" for c in range(cols) for r in range(rows)}
-    links = [f"    - {s}:8 <-> h{s[1:]}/mlx5_0:1" for s in name.values()]
-    links += [f"    - {name[c, r]}:1 <-> {name[(c + 1) % cols, r]}:2" for c in range(cols) for r in range(rows)]
-    if rows > 1:
-        links += [f"    - {name[c, r]}:3 <-> {name[c, (r + 1) % rows]}:4" for c in range(cols) for r in range(rows)]
-    nodes = "\n".join(f"  - {{name: h{s[1:]}, hcas: [{{device: mlx5_0}}]}}" for s in name.values())
-    switches = "\n".join(f"  - {{name: {s}, ports: 8, role: leaf}}" for s in name.values())
-    first = next(iter(name.values()))[1:]
-    return f"""version: 1
-cluster: {{name: torus{cols}x{rows}}}
-nodes:
-{nodes}
-switches:
-{switches}
-fabric:
-  speed: EDR
-  links:
-{chr(10).join(links)}
-subnet_manager:
-  routing_engine: {engine}
-  instances: [{{node: h{first}, priority: 15}}]
-"""
-
-
 FAT_TREE = """version: 1
 cluster: {name: ft}
 nodes:
@@ -134,8 +108,8 @@ subnet_manager:
 @pytest.mark.parametrize(
     ("name", "text", "loops"),
     [
-        ("ring of 5 under minhop", _torus_spec(5, 1, "minhop"), True),
-        ("5x3 torus under dor", _torus_spec(5, 3, "dor"), True),
+        ("ring of 5 under minhop", grid_spec((5,), wrap=True, engine="minhop"), True),
+        ("5x3 torus under dor", grid_spec((5, 3), wrap=True, engine="dor"), True),
         ("fat tree under ftree", FAT_TREE, False),
     ],
     ids=["ring-minhop", "torus-dor", "fat-tree-ftree"],

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from gridkit import grid_spec
 
 from ibprov.cli import cli
 from ibprov.clusterspec import load_spec_text
@@ -226,32 +227,6 @@ def test_the_default_top_and_a_single_leaf_draw_no_slurm_warning() -> None:
     assert warnings_of(with_scheduler(one_leaf, "{top: none}")) == []
 
 
-def grid(dims: tuple[int, ...], *, wrap: bool, swap_first: bool = False) -> str:
-    """Leaf switches at the points of a grid, dimension k cabled port 2k+1 to the next switch's port 2k+2
-    (``wrap``: a torus; a dimension of 2 has one cable); ``swap_first``: the first cable of dimension 0 uses
-    the ports the other way round (not in dimension order)."""
-    points: list[tuple[int, ...]] = [()]
-    for size in dims:
-        points = [(*pt, i) for pt in points for i in range(size)]
-    name = {pt: "g" + "".join(map(str, pt)) for pt in points}
-    links = [f"    - {n}:8 <-> h{n[1:]}/mlx5_0:1" for n in name.values()]
-    for pt in points:
-        for k, size in enumerate(dims):
-            if (not wrap and pt[k] == size - 1) or (size == 2 and pt[k] == 1):
-                continue
-            q = (*pt[:k], (pt[k] + 1) % size, *pt[k + 1 :])
-            a, b = 2 * k + 1, 2 * k + 2
-            if swap_first and k == 0 and pt == points[0]:
-                a, b = b + 4, a + 4  # ports 6 and 5: another pair than the rest of dimension 0
-            links.append(f"    - {name[pt]}:{a} <-> {name[q]}:{b}")
-    lines = ["version: 1", "cluster: {name: grid}", "nodes:"]
-    lines += [f"  - {{name: h{n[1:]}, hcas: [{{device: mlx5_0}}]}}" for n in name.values()]
-    lines += ["switches:"] + [f"  - {{name: {n}, role: leaf, ports: 8}}" for n in name.values()]
-    lines += ["fabric:", "  speed: HDR", "  links:", *links]
-    lines += ["subnet_manager:", "  routing_engine: dor", "  instances: [{node: h" + name[points[0]][1:] + "}]"]
-    return "\n".join(lines) + "\n"
-
-
 @pytest.mark.parametrize(
     ("dims", "wrap"),
     [((4, 4), False), ((2, 2, 2), False), ((3, 3), True), ((2, 3), True)],
@@ -260,14 +235,14 @@ def grid(dims: tuple[int, ...], *, wrap: bool, swap_first: bool = False) -> str:
 def test_dor_on_a_grid_in_dimension_order_whose_rings_are_at_most_three_switches_warns_nothing(
     dims: tuple[int, ...], wrap: bool
 ) -> None:
-    assert warnings_of(grid(dims, wrap=wrap)) == []
+    assert warnings_of(grid_spec(dims, wrap=wrap)) == []
 
 
 def test_dor_on_a_5x3_torus_names_a_ring_of_five_of_its_larger_dimension() -> None:
-    (warning,) = warnings_of(grid((5, 3), wrap=True))
+    (warning,) = warnings_of(grid_spec((5, 3), wrap=True))
     assert "one dimension closes into a ring of 5 switches (g00 - g10 - g20 - g30 - g40 - g00)" in warning
 
 
 def test_dor_on_a_mesh_cabled_out_of_dimension_order_still_warns_and_says_why() -> None:
-    (warning,) = warnings_of(grid((3, 3), wrap=False, swap_first=True))
+    (warning,) = warnings_of(grid_spec((3, 3), wrap=False, swap_first=True))
     assert "its cables are not in dimension order (each dimension one pair of port numbers" in warning
