@@ -22,7 +22,7 @@ def grid_spec(
     for size in dims:
         points = [(*p, i) for p in points for i in range(size)]
     name = {p: "g" + "".join(map(str, p)) for p in points}
-    links = [f"    - {n}:8 <-> h{n[1:]}/mlx5_0:1" for n in name.values()]
+    links: list[str] = []
     for p in points:
         for k, size in enumerate(dims):
             if size < 2 or (not wrap and p[k] == size - 1) or (size == 2 and p[k] == 1):
@@ -32,15 +32,22 @@ def grid_spec(
             if swap_first and k == 0 and p == points[0]:
                 a, b = b + 4, a + 4
             links.append(f"    - {name[p]}:{a} <-> {name[q]}:{b}")
-    nodes = "\n".join(f"  - {{name: h{n[1:]}, hcas: [{{device: mlx5_0}}]}}" for n in name.values())
-    switches = "\n".join(f"  - {{name: {n}, ports: 8, role: leaf}}" for n in name.values())
-    first = name[points[0]][1:]
+    return switch_fabric_spec(list(name.values()), links, engine=engine, roots=roots, extra=extra)
+
+
+def switch_fabric_spec(switches: list[str], cables: list[str], *, engine: str, roots: str = "", extra: str = "") -> str:
+    """A spec of 8-port leaf switches named ``switches`` (a letter and digits), each with one HCA on port 8 of a
+    host named after it (g01 -> h01), the switch-to-switch ``cables`` (spec link lines), and the first host's
+    SM."""
+    links = [f"    - {n}:8 <-> h{n[1:]}/mlx5_0:1" for n in switches] + cables
+    nodes = "\n".join(f"  - {{name: h{n[1:]}, hcas: [{{device: mlx5_0}}]}}" for n in switches)
+    rows = "\n".join(f"  - {{name: {n}, ports: 8, role: leaf}}" for n in switches)
     return f"""version: 1
 cluster: {{name: grid}}
 nodes:
 {nodes}
 switches:
-{switches}
+{rows}
 fabric:
   speed: EDR
   links:
@@ -48,6 +55,6 @@ fabric:
 subnet_manager:
   routing_engine: {engine}
   {f"roots: [{roots}]" if roots else ""}
-  instances: [{{node: h{first}, priority: 15}}]
+  instances: [{{node: h{switches[0][1:]}, priority: 15}}]
 {extra}
 """

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from gridkit import grid_spec
+from gridkit import grid_spec, switch_fabric_spec
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.probes import ibnetdiscover, lfts
@@ -291,26 +291,9 @@ def dragonfly_spec(engine: str, roots: str = "") -> str:
     """Three groups of two switches (d<g><i>), each group's switches cabled to each other, each group cabled to
     each other group once (a dragonfly's global links), one HCA on port 8 of every switch."""
     names = [f"d{g}{i}" for g in range(3) for i in range(2)]
-    links = [f"    - {n}:8 <-> h{n[1:]}/mlx5_0:1" for n in names]
-    links += [f"    - d{g}0:1 <-> d{g}1:1" for g in range(3)]
-    links += ["    - d00:2 <-> d10:2", "    - d11:3 <-> d20:3", "    - d21:4 <-> d01:4"]
-    nodes = "\n".join(f"  - {{name: h{n[1:]}, hcas: [{{device: mlx5_0}}]}}" for n in names)
-    switches = "\n".join(f"  - {{name: {n}, ports: 8, role: leaf}}" for n in names)
-    return f"""version: 1
-cluster: {{name: dfly}}
-nodes:
-{nodes}
-switches:
-{switches}
-fabric:
-  speed: EDR
-  links:
-{chr(10).join(links)}
-subnet_manager:
-  routing_engine: {engine}
-  {f"roots: [{roots}]" if roots else ""}
-  instances: [{{node: h00, priority: 15}}]
-"""
+    cables = [f"    - d{g}0:1 <-> d{g}1:1" for g in range(3)]
+    cables += ["    - d00:2 <-> d10:2", "    - d11:3 <-> d20:3", "    - d21:4 <-> d01:4"]
+    return switch_fabric_spec(names, cables, engine=engine, roots=roots)
 
 
 def cross_cabled_fat_tree(engine: str) -> str:
