@@ -9,8 +9,11 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${IBPROV_IMAGE_CACHE:-/var/cache/ibprov/images}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-BASE=${IBPROV_BASE_IMAGE:-localhost/ibprov-base:bookworm}
-NODE=${IBPROV_NODE_IMAGE:-localhost/ibprov-node:bookworm}
+# the Debian release of the images: bookworm (Debian 12, the default) or trixie (Debian 13)
+SUITE=${IBPROV_SUITE:-bookworm}
+case "$SUITE" in bookworm|trixie) ;; *) echo "ensure-images: IBPROV_SUITE=$SUITE: bookworm or trixie" >&2; exit 2;; esac
+BASE=${IBPROV_BASE_IMAGE:-localhost/ibprov-base:$SUITE}
+NODE=${IBPROV_NODE_IMAGE:-localhost/ibprov-node:$SUITE}
 # The node tag carries a hash of its Containerfile: editing it invalidates the cache.
 NODE_KEY=$(sha256sum "$HERE/node/Containerfile" | cut -c1-12)
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$HERE/containers.conf}
@@ -44,7 +47,7 @@ build_base() {
   local root
   command -v debootstrap >/dev/null || { log "debootstrap missing (apt-get install debootstrap)"; exit 1; }
   root=$(mktemp -d "${TMPDIR:-/tmp}/ibprov-rootfs.XXXXXX")
-  debootstrap --variant=minbase --include=python3 bookworm "$root" "$MIRROR"
+  debootstrap --variant=minbase --include=python3 "$SUITE" "$root" "$MIRROR"
   tar -C "$root" -c . | podman import - "$BASE"
   rm -rf "$root"
 }

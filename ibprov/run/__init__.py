@@ -16,7 +16,7 @@ from typing import Any
 from ibprov.errors import AnsibleError, IbprovError
 from ibprov.resources import playbooks_dir, roles_dir
 from ibprov.run.adhoc import AnsibleRun, ansible_runner_run, start, why_no_host
-from ibprov.run.env import TUNED_CONFIG, ansible_config_found, ansible_env
+from ibprov.run.env import TUNED_CONFIG, ansible_config_found, ansible_env, control_path_dir
 from ibprov.run.lock import PLAYBOOK_PID, note_playbook
 from ibprov.run.secrets import ansible_secrets, env_secrets, secret_files, withhold
 
@@ -209,7 +209,7 @@ def run_playbook(
     if options.tuned:
         # an absolute path survives ansible-runner's join with the per-run artifact dir: facts persist
         settings = {"fact_cache_type": "jsonfile", "fact_cache": str((run_dir / "fact-cache").resolve())}
-        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str((run_dir / "cp").resolve())
+        env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str(control_path_dir(run_dir))
         if not ansible_config_found({**os.environ, **(extra_env or {})}, playbook.parent.resolve()):
             config = run_dir / "ansible.cfg"
             config.write_text(TUNED_CONFIG)

@@ -9,12 +9,21 @@ updated with ``envvars``), so a PATH in ``envvars`` with the venv's bin first fi
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["BASE_ENV", "TUNED_CONFIG", "TUNED_ENV", "ansible_bin", "ansible_config_found", "ansible_env"]
+__all__ = [
+    "BASE_ENV",
+    "TUNED_CONFIG",
+    "TUNED_ENV",
+    "ansible_bin",
+    "ansible_config_found",
+    "ansible_env",
+    "control_path_dir",
+]
 
 # Every run: plain output for the artifacts, and nodes are not known to ~/.ssh/known_hosts before their first run.
 BASE_ENV = {"ANSIBLE_NOCOLOR": "1", "ANSIBLE_HOST_KEY_CHECKING": "False"}
@@ -45,6 +54,24 @@ TUNED_CONFIG = """[defaults]
 # written by ibprov for this run (ibprov/run/env.py); a configuration file of your own is used instead of this one
 internal_poll_interval = 0.02
 """
+
+
+# A Unix socket's path holds at most 107 bytes (sun_path is 108 with its NUL). Ansible names each SSH master's
+# socket with 10 hex characters under its control path directory, and ssh appends 17 more (".XXXXXXXXXXXXXXXX")
+# while it sets the master up: a longer directory makes every host unreachable ("too long for Unix domain socket").
+SOCKET_PATH_MAX = 107
+CONTROL_SOCKET_NAME = len("/0123456789.0123456789abcdef")
+
+
+def control_path_dir(run_dir: Path, home: Path | None = None) -> Path:
+    """Where the SSH masters of a tuned run in ``run_dir`` keep their sockets: ``run_dir/cp`` when the sockets' paths
+    fit there, else a directory of the run's own under Ansible's default (``~/.ansible/cp/ibprov-<hash of the run
+    dir>``), so that masters of one run directory are never reused by another's."""
+    own = (run_dir / "cp").resolve()
+    if len(os.fsencode(own)) + CONTROL_SOCKET_NAME <= SOCKET_PATH_MAX:
+        return own
+    key = hashlib.sha256(os.fsencode(own)).hexdigest()[:12]
+    return (home or Path.home()) / ".ansible" / "cp" / f"ibprov-{key}"
 
 
 def ansible_bin() -> Path:

@@ -195,3 +195,20 @@ def test_the_tuned_run_writes_its_ansible_cfg_only_where_ansible_would_find_none
     (home / ".ansible.cfg").unlink()
     (work / "ansible.cfg").write_text("[defaults]\n")
     assert ansible_config_found({"HOME": str(home)}, work)
+
+
+def test_a_run_directory_too_deep_for_ssh_sockets_still_reaches_its_hosts(tmp_path: Path, playbook: Path) -> None:
+    """A deep run directory (a CI's pytest-1885 tmp dir is one) must not make every host unreachable with ssh's
+    "too long for Unix domain socket": the masters' sockets go where they fit. The host on port 1 is refused."""
+    import json
+
+    deep = tmp_path / ("d" * max(1, 100 - len(str(tmp_path))))
+    result = run_playbook(playbook, _inventory(tmp_path), deep / "run", roles_path=tmp_path)
+    assert result.hosts["gone"].status == "unreachable"
+    said = [
+        json.loads(event.read_text())["event_data"]["res"]["msg"]
+        for event in (deep / "run").rglob("job_events/*.json")
+        if '"runner_on_unreachable"' in event.read_text()
+    ]
+    assert said
+    assert all("refused" in msg for msg in said), said

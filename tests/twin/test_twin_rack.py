@@ -178,15 +178,27 @@ def kill_an_apply_mid_play(loaded: LoadedSpec, state: RackState, tmp_path: Path,
     killed = tmp_path / "killed"
     events = killed / "runner" / "artifacts"
     argv = [sys.executable, "-m", "ibprov", "apply", str(spec), "--target", "twin", "--run-dir", str(killed)]
-    with subprocess.Popen([*argv, "--no-diff"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as ibprov:
+    output = tmp_path / "killed-apply.log"
+    with (
+        output.open("wb") as log,
+        subprocess.Popen([*argv, "--no-diff"], stdout=log, stderr=subprocess.STDOUT) as ibprov,
+    ):
+
+        def still_running() -> bool:
+            return ibprov.poll() is None
+
+        def what_it_said() -> str:
+            said = output.read_text()[-3000:]
+            return f"the apply ended (exit {ibprov.returncode}) before it could be killed:\n{said}"
+
         try:
             deadline = time.monotonic() + 600
             while len(list(events.glob("*/job_events/*.json"))) < 40 and time.monotonic() < deadline:
-                assert ibprov.poll() is None, "the apply ended before it could be killed"
+                assert still_running(), what_it_said()
                 time.sleep(0.5)
             podman("stop", "-t", "2", state.nodes[stopped].container, timeout=60)
             while len(list(events.glob("*/job_events/*.json"))) < 60 and time.monotonic() < deadline:
-                assert ibprov.poll() is None, "the apply ended before it could be killed"
+                assert still_running(), what_it_said()
                 time.sleep(0.5)
             ibprov.send_signal(signal.SIGKILL)
         finally:
