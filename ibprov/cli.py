@@ -969,12 +969,12 @@ def verify(
             if acting:
                 report = _drain_and_resume(loaded, report, options, drain=drain, resume=resume, dry_run=dry_run)
             if history is not None or metrics_path is not None:
-                report = _keep(loaded, report, history, keep, metrics_path)
+                report = _keep(loaded, report, history, keep, metrics_path, synthetic_guids=synthetic_guids)
     except IbprovError as exc:  # CI reads the report files on every outcome: write the failure into them
         problems = [str(p) for p in exc.problems] if isinstance(exc, SpecError) else [str(exc)]
         _write_failure(command, spec, problems, int(exc.exit_code), json_path, junit_path)
         if metrics_path is not None:  # monitoring reads the metrics on every outcome too
-            _failed_metrics(loaded, history_dir, metrics_path, int(exc.exit_code), began)
+            _failed_metrics(loaded, history_dir, metrics_path, int(exc.exit_code), began, synthetic_guids)
         raise
     finally:
         for handle in started.values():
@@ -993,18 +993,26 @@ def _check_history_options(history_dir: Path | None, keep: int | None, metrics_p
 
 
 def _keep(
-    loaded: LoadedSpec, report: Report, history: History | None, keep: int | None, metrics_path: Path | None
+    loaded: LoadedSpec,
+    report: Report,
+    history: History | None,
+    keep: int | None,
+    metrics_path: Path | None,
+    *,
+    synthetic_guids: bool = False,
 ) -> Report:
     """Keep the run in its history, say what changed since the previous run, write its metrics; the report
     with first-seen times and counter trends (for report.html)."""
     from ibprov.history.keep import keep_run  # lazy: the history only when asked for
     from ibprov.history.metrics import write_metrics  # lazy: the history only when asked for
+    from ibprov.verify.portids import port_lookup  # lazy: the history only when asked for
 
     kept = keep_run(
         report,
         history,
         limits={str(k): v for k, v in loaded.spec.acceptance.error_rates_per_hour.items()},
         links_planned=len(loaded.topology.links),
+        ports=port_lookup(loaded, synthetic_guids=synthetic_guids),
         **({"keep": keep} if keep is not None else {}),
     )
     if kept.run is not None:
@@ -1019,7 +1027,12 @@ def _keep(
 
 
 def _failed_metrics(
-    loaded: LoadedSpec | None, history_dir: Path | None, metrics_path: Path, exit_code: int, began: datetime
+    loaded: LoadedSpec | None,
+    history_dir: Path | None,
+    metrics_path: Path,
+    exit_code: int,
+    began: datetime,
+    synthetic_guids: bool = False,
 ) -> None:
     """The metrics of a run that failed (best effort: the failure is the news, already being raised)."""
     from ibprov.history.keep import failed_run  # lazy: the history only when asked for
@@ -1029,7 +1042,12 @@ def _failed_metrics(
         return
     with contextlib.suppress(IbprovError, OSError, ValueError, KeyError):
         history = History(history_dir, loaded.spec.cluster.name) if history_dir is not None else None
-        text = failed_run(loaded.spec.cluster.name, exit_code, began, history, links_planned=len(loaded.topology.links))
+        from ibprov.verify.portids import port_lookup  # lazy: the history only when asked for
+
+        ports = port_lookup(loaded, synthetic_guids=synthetic_guids)
+        text = failed_run(
+            loaded.spec.cluster.name, exit_code, began, history, links_planned=len(loaded.topology.links), ports=ports
+        )
         write_metrics(metrics_path, text)
 
 

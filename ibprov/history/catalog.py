@@ -15,7 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CATALOG", "MAX_FINDING_SERIES", "MAX_PAIR_SERIES", "MAX_PHY_SERIES", "MAX_RATE_SERIES", "Metric", "metric"]
+__all__ = [
+    "CATALOG",
+    "CLUSTER",
+    "MAX_FINDING_SERIES",
+    "MAX_PAIR_SERIES",
+    "MAX_PHY_SERIES",
+    "MAX_RATE_SERIES",
+    "PORT_IDS",
+    "RENAMED",
+    "Metric",
+    "metric",
+]
 
 MAX_FINDING_SERIES = 1000  # per-finding series in one run; the rest are counted in ibprov_findings only
 MAX_RATE_SERIES = 1000  # per-port counter rate series in one run; every rate over its limit is counted
@@ -31,7 +42,14 @@ class Metric:
     labels: tuple[str, ...]
 
 
-_C = ("cluster",)
+# the cluster (the spec's cluster.name): not "cluster", which sites commonly set as a target label (Prometheus
+# would rename ours exported_cluster)
+CLUSTER = "ib_cluster"
+_C = (CLUSTER,)
+# a planned port as the per-port exporters label it (node GUID, port number) and the far end of its cable:
+# ``on(guid, port)`` joins with them; empty where the object is not one planned port or the GUID is not known
+PORT_IDS = ("guid", "port", "remote_guid", "remote_port")
+_FINDING = (*_C, "section", "check", "severity", "object", *PORT_IDS)
 CATALOG: tuple[Metric, ...] = (
     Metric("ibprov_verify_last_run_timestamp_seconds", "gauge", "When the last verify run ended (Unix time)", _C),
     Metric("ibprov_verify_last_run_duration_seconds", "gauge", "How long the last verify run took", _C),
@@ -57,31 +75,32 @@ CATALOG: tuple[Metric, ...] = (
     Metric(
         "ibprov_findings",
         "gauge",
-        "Findings of the last run by check and severity",
+        "Findings of the last run by check and severity (0 for every check that ran and each severity it did not find)",
         (*_C, "section", "check", "severity"),
     ),
     Metric(
         "ibprov_causes",
         "gauge",
-        "Findings of the last run that no other finding explains (its causes), by check and severity",
+        "Findings of the last run that no other finding explains (its causes), by check and severity (0 for "
+        "every check that ran and each severity without a cause)",
         (*_C, "section", "check", "severity"),
     ),
     Metric(
-        "ibprov_finding",
+        "ibprov_finding_info",
         "gauge",
-        "1 for each finding of the last run (at most MAX_FINDING_SERIES series)",
-        (*_C, "section", "check", "severity", "object"),
+        f"1 for each finding of the last run (at most {MAX_FINDING_SERIES} series, the most severe kept)",
+        _FINDING,
     ),
     Metric(
         "ibprov_finding_first_seen_timestamp_seconds",
         "gauge",
         "When the run history first saw this finding, without a break since (Unix time)",
-        (*_C, "section", "check", "severity", "object"),
+        _FINDING,
     ),
     Metric(
         "ibprov_finding_series_dropped",
         "gauge",
-        "Findings of the last run written without a series of their own (over MAX_FINDING_SERIES)",
+        f"Findings of the last run written without a series of their own (past {MAX_FINDING_SERIES})",
         _C,
     ),
     Metric("ibprov_findings_new", "gauge", "Findings not in the previous run, by severity", (*_C, "severity")),
@@ -106,23 +125,23 @@ CATALOG: tuple[Metric, ...] = (
     Metric("ibprov_links_planned", "gauge", "Cables in the plan", _C),
     Metric("ibprov_links_below_plan", "gauge", "Planned cables down, or up below the planned width or speed", _C),
     Metric(
-        "ibprov_port_error_rate_per_hour",
+        "ibprov_port_errors_per_second",
         "gauge",
-        "Error counter increase per hour between the previous run and the last (counters that moved: at most "
-        "MAX_RATE_SERIES series, those over their limit first, then the fastest)",
-        (*_C, "object", "counter"),
+        f"Error counter increase per second between the previous run and the last (counters that moved: at most "
+        f"{MAX_RATE_SERIES} series, those over their limit first, then the fastest)",
+        (*_C, "object", *PORT_IDS, "counter"),
     ),
     Metric(
-        "ibprov_port_error_rate_over_limit",
+        "ibprov_port_error_limit_exceeded",
         "gauge",
-        "1 for each port counter whose rate is above its acceptance.error_rates_per_hour limit "
-        "(at most MAX_RATE_SERIES series, with the rates)",
-        (*_C, "object", "counter"),
+        f"1 for each port counter that rose faster than its acceptance.error_rates_per_hour limit (at most "
+        f"{MAX_RATE_SERIES} series)",
+        (*_C, "object", *PORT_IDS, "counter"),
     ),
     Metric(
-        "ibprov_port_error_rates_over_limit",
+        "ibprov_port_counters_over_limit",
         "gauge",
-        "Port counters whose rate is above their acceptance.error_rates_per_hour limit, all of them",
+        "Port counters that rose faster than their acceptance.error_rates_per_hour limit, all of them",
         _C,
     ),
     Metric(
@@ -133,17 +152,30 @@ CATALOG: tuple[Metric, ...] = (
         (*_C, "test", "status"),
     ),
     Metric(
-        "ibprov_perf_value",
+        "ibprov_perf_bandwidth_bytes_per_second",
         "gauge",
-        "perftest results over all measured pairs (stat: min, median, max)",
-        (*_C, "test", "unit", "stat"),
+        "perftest bandwidth over all measured pairs of a test (stat: min, median, max)",
+        (*_C, "test", "stat"),
     ),
     Metric(
-        "ibprov_perf_pair_value",
+        "ibprov_perf_latency_seconds",
         "gauge",
-        "perftest result of one pair, status pass or missed_limit (every pair while a run measured at most "
-        "MAX_PAIR_SERIES, else those that missed their limit)",
-        (*_C, "test", "unit", "client", "server", "status"),
+        "perftest latency over all measured pairs of a test (stat: min, median, max)",
+        (*_C, "test", "stat"),
+    ),
+    Metric(
+        "ibprov_perf_pair_bandwidth_bytes_per_second",
+        "gauge",
+        f"perftest bandwidth of one pair, status pass or missed_limit (every pair while a run measured at most "
+        f"{MAX_PAIR_SERIES}, else those that missed their limit)",
+        (*_C, "test", "client", "server", "status"),
+    ),
+    Metric(
+        "ibprov_perf_pair_latency_seconds",
+        "gauge",
+        f"perftest latency of one pair, status pass or missed_limit (every pair while a run measured at most "
+        f"{MAX_PAIR_SERIES}, else those that missed their limit)",
+        (*_C, "test", "client", "server", "status"),
     ),
     Metric(
         "ibprov_physical_ports_read",
@@ -160,25 +192,35 @@ CATALOG: tuple[Metric, ...] = (
     Metric(
         "ibprov_port_effective_ber",
         "gauge",
-        "Effective (post-FEC) bit error rate of a port, where it counted errors (at most MAX_PHY_SERIES "
+        f"Effective (post-FEC) bit error rate of a port, where it counted errors (at most {MAX_PHY_SERIES} "
         "series: those with a phy.ber_effective finding first, then the highest)",
-        (*_C, "port"),
+        (*_C, "object", *PORT_IDS),
     ),
     Metric(
         "ibprov_port_raw_ber",
         "gauge",
-        "Raw (pre-FEC) bit error rate of a port, where it counted errors (at most MAX_PHY_SERIES series: those "
-        "with a phy.ber_raw finding first, then the highest)",
-        (*_C, "port"),
+        f"Raw (pre-FEC) bit error rate of a port, where it counted errors (at most {MAX_PHY_SERIES} series: "
+        "those with a phy.ber_raw finding first, then the highest)",
+        (*_C, "object", *PORT_IDS),
     ),
     Metric(
         "ibprov_module_temperature_celsius",
         "gauge",
-        "Temperature of a port's cable module (at most MAX_PHY_SERIES series: those with a "
+        f"Temperature of a port's cable module (at most {MAX_PHY_SERIES} series: those with a "
         "phy.module_temperature finding first, then the hottest)",
-        (*_C, "port"),
+        (*_C, "object", *PORT_IDS),
     ),
 )
+
+# What earlier releases called these series (docs/monitoring.md lists them, with the label changes)
+RENAMED: dict[str, str] = {
+    "ibprov_finding": "ibprov_finding_info",
+    "ibprov_port_error_rate_per_hour": "ibprov_port_errors_per_second",
+    "ibprov_port_error_rate_over_limit": "ibprov_port_error_limit_exceeded",
+    "ibprov_port_error_rates_over_limit": "ibprov_port_counters_over_limit",
+    "ibprov_perf_value": "ibprov_perf_bandwidth_bytes_per_second, ibprov_perf_latency_seconds",
+    "ibprov_perf_pair_value": "ibprov_perf_pair_bandwidth_bytes_per_second, ibprov_perf_pair_latency_seconds",
+}
 
 
 def metric(name: str) -> Metric:

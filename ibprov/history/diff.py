@@ -57,7 +57,17 @@ def ended(report: Mapping[str, Any]) -> datetime:
     return start + timedelta(seconds=float(report.get("duration_seconds") or 0))
 
 
-def findings_of(report: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, str]]:
+def span(hours: float) -> str:
+    """A time between two runs as people say it: ``12 s``, ``4.5 min``, ``6.0 h`` (never ``0.0 h``)."""
+    seconds = hours * 3600
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{hours:.1f} h"
+
+
+def findings_of(report: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     """(check, object) -> the finding, with its section added (from the run's checks)."""
     sections = {c["id"]: c["section"] for c in report.get("checks", [])}
     out = {}
@@ -107,7 +117,7 @@ class CounterRate:
         limit = "not judged" if self.limit is None else f"limit {self.limit:g}/h"
         text = (
             f"{self.counter} on {self.object}: {self.before} -> {self.after}, +{self.increase} in "
-            f"{self.hours:.1f} h = {self.rate:.3g}/h ({limit}){' OVER' if self.over else ''}"
+            f"{span(self.hours)} = {self.rate:.3g}/h ({limit}){' OVER' if self.over else ''}"
         )
         return f"{text}; {self.note}" if self.note else text
 
@@ -179,7 +189,7 @@ class RunDiff:
     def lines(self) -> list[str]:
         out = [
             f"{len(self.new)} new, {len(self.resolved)} resolved, {len(self.persisting)} persisting over "
-            f"{self.hours:.1f} h ({self.old_ended:%Y-%m-%d %H:%M} -> {self.new_ended:%Y-%m-%d %H:%M} UTC)"
+            f"{span(self.hours)} ({self.old_ended:%Y-%m-%d %H:%M} -> {self.new_ended:%Y-%m-%d %H:%M} UTC)"
         ]
         causes = []
         for word, found in (("new", self.new_causes), ("resolved", self.resolved_causes)):
@@ -192,9 +202,11 @@ class RunDiff:
             for f in sorted(found, key=lambda f: (Severity(f["severity"]).rank, f["check"], f["object"])):
                 by = f.get("caused_by")
                 because = f" (caused by {by['check']} {by['object']})" if isinstance(by, dict) else ""
+                # a resolved finding is what the earlier run found: this run found the plan
+                seen = f"the earlier run found {f['observed']}" if word == "resolved" else f"found {f['observed']}"
                 out.append(
                     f"  {word:<10} {f['severity']:<8} {f['check']:<24} {f['object']}: planned {f['expected']}, "
-                    f"found {f['observed']}{because}"
+                    f"{seen}{because}"
                 )
         if not self.fabric_compared:
             out.append("counters: not compared (a run without the fabric section)")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ibprov.history.diff import TREND_RUNS, RunDiff, diff_runs, first_seen, trends
-from ibprov.history.metrics import RunOutcome, openmetrics, run_outcome
+from ibprov.history.metrics import PortLookup, RunOutcome, openmetrics, run_outcome
 from ibprov.history.store import DEFAULT_KEEP, History, Run
 from ibprov.report.json_report import to_dict
 from ibprov.report.model import Report, utc_text
@@ -54,11 +54,12 @@ def keep_run(
     limits: Mapping[str, float],
     links_planned: int | None,
     keep: int = DEFAULT_KEEP,
+    ports: PortLookup | None = None,
 ) -> Kept:
     """Keep ``report`` in ``history`` (when given), compare it with the previous run, and make its metrics."""
     data = to_dict(report)
     if history is None:
-        return Kept(report, None, None, openmetrics(run_outcome(data), data, links_planned=links_planned))
+        return Kept(report, None, None, openmetrics(run_outcome(data), data, links_planned=links_planned, ports=ports))
     before = _Reports(history.runs())
     diff = diff_runs(before[-1], data, limits) if before.runs else None
     # everything read from the earlier runs is read before the save, which may remove the oldest of them
@@ -72,12 +73,18 @@ def keep_run(
         first_seen={key: utc_text(when) for key, when in seen.items()},
         trends=tuple(trends(recent, moved)),
     )
-    text = openmetrics(run_outcome(data), data, diff=diff, seen=seen, links_planned=links_planned)
+    text = openmetrics(run_outcome(data), data, diff=diff, seen=seen, links_planned=links_planned, ports=ports)
     return Kept(shown, diff, run, text)
 
 
 def failed_run(
-    cluster: str, exit_code: int, started: datetime, history: History | None, *, links_planned: int | None
+    cluster: str,
+    exit_code: int,
+    started: datetime,
+    history: History | None,
+    *,
+    links_planned: int | None,
+    ports: PortLookup | None = None,
 ) -> str:
     """The metrics of a run that produced no report: its outcome, and the last kept run's findings carried
     over unchanged (an alert on a finding neither resolves nor fires because a run failed)."""
@@ -86,4 +93,4 @@ def failed_run(
     kept = _Reports(history.runs() if history is not None else [])
     last = kept[-1] if kept.runs else None
     seen = first_seen(last, kept.newest_first(skip=1)) if last is not None else None
-    return openmetrics(outcome, last, seen=seen, links_planned=links_planned)
+    return openmetrics(outcome, last, seen=seen, links_planned=links_planned, ports=ports)

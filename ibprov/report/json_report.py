@@ -40,6 +40,18 @@ _FINDING = {
         "expected": _STR,
         "observed": _STR,
         "fix": _STR,
+        # the planned port the object names, as the per-port exporters label it; absent: not one planned port
+        "port": {
+            "type": "object",
+            "required": ["guid", "port", "remote_guid", "remote_port"],
+            "additionalProperties": False,
+            "properties": {
+                "guid": {"type": ["string", "null"], "pattern": "^0x[0-9a-f]{16}$"},
+                "port": {"type": "integer", "minimum": 0, "maximum": 255},
+                "remote_guid": {"type": ["string", "null"], "pattern": "^0x[0-9a-f]{16}$"},
+                "remote_port": {"type": ["integer", "null"], "minimum": 0, "maximum": 255},
+            },
+        },
         # the finding that explains this one (its direct cause), the rule and the evidence; absent: a cause
         "caused_by": {
             "type": "object",
@@ -271,6 +283,9 @@ def to_dict(report: Report) -> dict[str, Any]:
 
 def _finding(report: Report, finding: Finding) -> dict[str, Any]:
     out: dict[str, Any] = finding.as_dict()
+    port = report.ports.get(finding.object)
+    if port is not None:
+        out["port"] = port.as_dict()
     why = report.explained.get((finding.check, finding.object))
     if why is not None:
         out["caused_by"] = why.as_dict()

@@ -33,6 +33,7 @@ __all__ = [
     "HasTables",
     "Matrix",
     "NodeAction",
+    "PortIds",
     "Report",
     "SectionFacts",
     "SectionReport",
@@ -94,6 +95,30 @@ class Finding:
 
 
 FindingKey = tuple[str, str]  # (check, object): a finding's identity within a report
+
+
+def _hex_guid(guid: int | None) -> str | None:
+    return None if guid is None else f"0x{guid:016x}"
+
+
+@dataclass(frozen=True)
+class PortIds:
+    """A planned port as the per-port exporters label it: the node GUID of its device (a switch, or the HCA)
+    and its port number, and the same of the port at the other end of its planned cable. A GUID is None where
+    the plan does not know it yet (no lock file); the remote is None for a port without a planned cable."""
+
+    guid: int | None
+    port: int
+    remote_guid: int | None = None
+    remote_port: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "guid": _hex_guid(self.guid),
+            "port": self.port,
+            "remote_guid": _hex_guid(self.remote_guid),
+            "remote_port": self.remote_port,
+        }
 
 
 @dataclass(frozen=True)
@@ -309,6 +334,8 @@ class Report:
     trends: tuple[CounterTrend, ...] = ()
     # the cause graph (ibprov.verify.causes): symptom (check, object) -> why; a finding not in it is a cause
     explained: Mapping[FindingKey, Explanation] = field(default_factory=dict)
+    # object -> the port it names, for the findings whose object is one planned port (or one planned cable)
+    ports: Mapping[str, PortIds] = field(default_factory=dict)
 
     @classmethod
     def from_sections(

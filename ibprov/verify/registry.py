@@ -209,6 +209,7 @@ def run_sections(
     stamp, t0 = utc_now_text(), time.monotonic()
     # lazy: the registry stays import-light (the fabric discovery starts before the spec and pydantic load)
     from ibprov.verify.causes import explain_report, fabric_of
+    from ibprov.verify.portids import PortIndex, identify_ports
 
     parts = [load_section(i).run(loaded, options, (started or {}).get(i.name)) for i in infos]
     report = Report.from_sections(
@@ -218,7 +219,9 @@ def run_sections(
         started=stamp,
         duration_seconds=time.monotonic() - t0,
     )
-    return explain_report(report, fabric_of(loaded))
+    fabric = fabric_of(loaded)
+    index = PortIndex.for_spec(loaded, fabric, synthetic_guids=options.synthetic_guids)
+    return identify_ports(explain_report(report, fabric), index)
 
 
 def report_schema() -> dict[str, Any]:

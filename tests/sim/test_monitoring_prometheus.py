@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 
 from ibprov.clusterspec import load_spec
+from ibprov.clusterspec.types import Endpoint
+from ibprov.identity.guids import GuidBook
 
 from .simkit import probe, twin
 
@@ -125,7 +127,9 @@ def test_prometheus_scrapes_the_finding_and_rate_a_fault_made_between_two_verify
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         f"rule_files: [{rules}]\n"
         "scrape_configs:\n"
-        f"  - job_name: node\n    static_configs: [{{targets: ['127.0.0.1:{exporter_port}']}}]\n"
+        # a site's own target label `cluster` (a common setting): ibprov's label is ib_cluster, nothing is renamed
+        "  - job_name: node\n"
+        f"    static_configs: [{{targets: ['127.0.0.1:{exporter_port}'], labels: {{cluster: site}}}}]\n"
     )
     exporter = [TOOLS["node_exporter"], f"--web.listen-address=127.0.0.1:{exporter_port}"]
     exporter += ["--collector.disable-defaults", "--collector.textfile", f"--collector.textfile.directory={textfile}"]
@@ -136,21 +140,40 @@ def test_prometheus_scrapes_the_finding_and_rate_a_fault_made_between_two_verify
         _serving(exporter, tmp_path / "node_exporter.log", f"http://127.0.0.1:{exporter_port}/metrics"),
         _serving(server, tmp_path / "prometheus.log", f"{base}/-/ready"),
     ):
-        finding = _query(base, 'ibprov_finding{check="counters.threshold"}')
+        finding = _query(base, 'ibprov_finding_info{check="counters.threshold"}')
+        book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
+        leaf = next(link.a if link.b == Endpoint("node02", "mlx5_0", 1) else link.b for link in loaded.topology.links
+                    if Endpoint("node02", "mlx5_0", 1) in (link.a, link.b))  # fmt: skip
         assert [r["metric"] | {"__name__": ""} for r in finding] == [
             {
                 "__name__": "",
-                "cluster": cluster,
+                "ib_cluster": cluster,
+                "cluster": "site",
                 "section": "fabric",
                 "check": "counters.threshold",
                 "severity": "error",
                 "object": "node02 mlx5_0 port 1",
+                "guid": f"0x{book.hca_guid('node02', 'mlx5_0'):016x}",
+                "port": "1",
+                "remote_guid": f"0x{book.switch_guid(leaf.device):016x}",
+                "remote_port": str(leaf.port),
                 "instance": f"127.0.0.1:{exporter_port}",
                 "job": "node",
             }
         ]
-        rate = _query(base, 'ibprov_port_error_rate_over_limit{counter="SymbolErrorCounter"}')
+        # the labels that join with a per-port exporter's series (node GUID and port number) find the finding
+        joined = _query(base, "ibprov_finding_info * on (guid, port) group_left() ibprov_port_error_limit_exceeded")
+        assert [r["metric"]["object"] for r in joined] == ["node02 mlx5_0 port 1"]
+        rate = _query(base, 'ibprov_port_error_limit_exceeded{counter="SymbolErrorCounter"}')
         assert [(r["metric"]["object"], r["value"][1]) for r in rate] == [("node02 mlx5_0 port 1", "1")]
+        # a healthy check still has its series: zero, not "No data"
+        zeros = _query(base, 'ibprov_findings{check="sm.master"}', want=4)
+        assert sorted((r["metric"]["severity"], r["value"][1]) for r in zeros) == [
+            ("critical", "0"),
+            ("error", "0"),
+            ("security", "0"),
+            ("warning", "0"),
+        ]
         new = _query(base, 'ibprov_findings_new{severity="error"}')
         assert [r["value"][1] for r in new] == ["1"]
         assert [r["value"][1] for r in _query(base, "ibprov_verify_last_run_exit_code")] == ["1"]

@@ -105,12 +105,14 @@ def catalog_problems(promql: str) -> list[str]:
 @pytest.mark.parametrize(
     ("promql", "problem"),
     [
-        ('ibprov_findings{cluster="c1"} > 0', None),
+        ('ibprov_findings{ib_cluster="c1"} > 0', None),
+        ('ibprov_findings{cluster="c1"}', "ibprov_findings has no label 'cluster'"),
         ("ibprov_findingz > 0", "ibprov_findingz: not in the catalog"),
         ('ibprov_findings{object="x"}', "ibprov_findings has no label 'object'"),
         ("sum by (object) (ibprov_findings)", "ibprov_findings has no 'object'"),
         ("ibprov_findings and on (check) ibprov_findings_new", "ibprov_findings_new has no 'check'"),
-        ("ibprov_finding{cluster=%q,counter=%q}", "ibprov_finding has no label 'counter'"),
+        ("ibprov_finding_info{ib_cluster=%q,counter=%q}", "ibprov_finding_info has no label 'counter'"),
+        ("ibprov_finding > 0", "ibprov_finding: not in the catalog"),
         ("# ibprov_findingz in a comment\nibprov_findings", None),
     ],
 )
@@ -192,13 +194,29 @@ def test_every_query_in_an_alert_annotation_names_only_catalog_metrics_and_their
     assert sorted({name for text in texts for name in METRIC.findall(text)} - set(LABELS)) == []
 
 
-def test_every_alert_has_a_severity_label_and_summary_and_description() -> None:
+def test_every_alert_has_a_severity_and_summary_and_description() -> None:
     for name, rs in alerts().items():
         for rule in rs:
-            assert rule["labels"]["severity"] in ("critical", "warning"), name
+            own = rule.get("labels", {}).get("severity")
+            if "ibprov_finding_info" in rule["expr"]:
+                assert own is None, f"{name}: an alert on findings keeps the finding's own severity, as verify's"
+            else:
+                assert own in ("critical", "security", "error", "warning"), name
             assert {"summary", "description"} <= set(rule["annotations"]), name
-            assert "{{ $labels.cluster }}" in rule["annotations"]["description"] or name == "IbprovVerifyStale", name
+            assert "{{ $labels.ib_cluster }}" in rule["annotations"]["description"] or name == "IbprovVerifyStale", name
             assert "for" in rule, f"{name}: say the `for:` (0m is a choice too)"
+
+
+def test_alerts_over_what_verify_judges_carry_verifys_severity_for_it() -> None:
+    from ibprov.verify.judge import catalogue
+    from ibprov.verify.registry import SECTIONS, load_section
+
+    severity = {c.id: str(c.severity) for info in SECTIONS for c in catalogue(load_section(info).families)}
+    judged_by = {"IbprovCounterRateOverLimit": "counters.threshold", "IbprovPortBerHigh": "phy.ber_effective"}
+    for name, check in judged_by.items():
+        (rule,) = alerts()[name]
+        assert rule["labels"]["severity"] == severity[check], name
+    assert severity["link.width"] == "error", "the control: a 4x link trained at 1x is an error in verify"
 
 
 def test_the_ber_alert_fires_above_ibprovs_default_limits() -> None:
@@ -223,9 +241,9 @@ def test_the_dashboard_is_json_with_a_datasource_and_a_cluster_variable_from_a_c
     assert variables["DS_PROMETHEUS"]["query"] == "prometheus"
     cluster = variables["cluster"]
     query = cluster["query"]["query"] if isinstance(cluster["query"], dict) else cluster["query"]
-    assert query == "label_values(ibprov_verify_last_run_timestamp_seconds, cluster)"
+    assert query == "label_values(ibprov_verify_last_run_timestamp_seconds, ib_cluster)"
     assert cluster["definition"] == query
-    assert "cluster" in LABELS["ibprov_verify_last_run_timestamp_seconds"]
+    assert "ib_cluster" in LABELS["ibprov_verify_last_run_timestamp_seconds"]
     assert cluster["datasource"]["uid"] == "${DS_PROMETHEUS}"
 
 

@@ -97,7 +97,7 @@ def test_a_second_run_while_one_holds_the_lock_exits_3_and_writes_its_metrics(
     assert len(history.runs()) == 1, "the refused run was not kept"
     parsed = parse_metrics((tmp_path / "m.prom").read_text())
     assert (parsed.value("ibprov_verify_last_run_exit_code"), parsed.value("ibprov_verify_last_run_success")) == (3, 0)
-    assert [s.labels["object"] for s in parsed.of("ibprov_finding")] == [P2], "the last kept findings carried over"
+    assert [s.labels["object"] for s in parsed.of("ibprov_finding_info")] == [P2], "the last kept findings carried over"
 
 
 def test_a_run_that_cannot_collect_still_writes_its_metrics(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_a_run_that_cannot_collect_still_writes_its_metrics(monkeypatch: pytest.
     assert result.exit_code == 3
     parsed = parse_metrics((tmp_path / "m.prom").read_text())
     assert (parsed.value("ibprov_verify_last_run_exit_code"), parsed.value("ibprov_verify_last_run_success")) == (3, 0)
-    assert parsed.of("ibprov_verify_last_run_success")[0].labels["cluster"] == "rack1"
+    assert parsed.of("ibprov_verify_last_run_success")[0].labels["ib_cluster"] == "rack1"
 
 
 # ------------------------------------------------------------------------------------------------ report diff

@@ -288,3 +288,22 @@ def test_a_counter_the_maximum_table_does_not_name_is_never_said_to_be_at_its_ma
     new = fabric_run(1, counters={P1: {name: 70_000}})
     (rate,) = diff_runs(old, new, {}).rates
     assert "maximum" not in rate.note
+
+
+@pytest.mark.parametrize(
+    ("hours", "said"),
+    [(12 / 3600, "12 s"), (59 / 3600, "59 s"), (1 / 60, "1.0 min"), (0.5, "30.0 min"), (1.0, "1.0 h"), (6, "6.0 h")],
+)
+def test_the_time_between_two_runs_is_said_in_seconds_minutes_or_hours_never_0_0_h(hours: float, said: str) -> None:
+    from ibprov.history.diff import span
+
+    assert span(hours) == said
+
+
+def test_two_runs_12_seconds_apart_are_over_12_s_and_a_resolved_finding_is_what_the_earlier_run_found() -> None:
+    old = fabric_run(0, [finding("link.width", P1)])
+    new = fabric_run(12 / 3600)
+    lines = diff_runs(old, new, {}).lines()
+    assert lines[0].startswith("0 new, 1 resolved, 0 persisting over 12 s (")
+    (resolved,) = [line for line in lines if line.lstrip().startswith("resolved")]
+    assert resolved.endswith("planned as planned, the earlier run found something else")

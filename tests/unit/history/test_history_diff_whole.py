@@ -86,7 +86,7 @@ def test_the_text_of_a_diff_is_exactly_these_lines_in_this_order() -> None:
         "  new        warning  link.width               node02 mlx5_0 port 1: planned link.width as planned, "
         "found link.width otherwise",
         "  resolved   error    cabling.miswire          node01 mlx5_0 port 1: planned cabling.miswire as planned, "
-        "found cabling.miswire otherwise",
+        "the earlier run found cabling.miswire otherwise",
         "  persisting error    link.state               leaf01 port 3: planned link.state as planned, "
         "found link.state otherwise",
         "  persisting warning  perf.bandwidth           node01 -> node02: planned perf.bandwidth as planned, "
@@ -280,7 +280,7 @@ def test_runs_with_a_cause_graph_say_which_causes_are_new_and_resolved_and_what_
         "  new        error    pkey.missing             node01 mlx5_0 port 1: planned pkey.missing as planned, "
         "found pkey.missing otherwise (caused by sm.rogue node04 mlx5_0 port 1)",
         "  resolved   error    cabling.missing          node02 mlx5_0 port 1: planned cabling.missing as planned, "
-        "found cabling.missing otherwise",
+        "the earlier run found cabling.missing otherwise",
     ]
     assert got.as_dict()["causes"] == {
         "new": [{"check": "sm.rogue", "object": "node04 mlx5_0 port 1"}],

@@ -52,7 +52,7 @@ def test_the_second_run_is_compared_and_has_first_seen_times_and_trends(tmp_path
     assert [r.id for r in history.runs()] == ["20261201T000100Z", "20261201T020100Z"]
     parsed = parse_metrics(kept.metrics)
     assert parsed.value("ibprov_findings_new", severity="error") == 1
-    assert parsed.value("ibprov_port_error_rate_over_limit", object=P1, counter="SymbolErrorCounter") == 1
+    assert parsed.value("ibprov_port_error_limit_exceeded", object=P1, counter="SymbolErrorCounter") == 1
 
 
 def test_the_kept_report_is_the_runs_report_json(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_without_a_history_nothing_is_compared_but_the_metrics_are_made(tmp_path
     assert kept.report is report
     parsed = parse_metrics(kept.metrics)
     assert parsed.value("ibprov_verify_last_run_timestamp_seconds") == ended(to_dict(report)).timestamp()
-    assert [s.labels["object"] for s in parsed.of("ibprov_finding")] == [P1]
+    assert [s.labels["object"] for s in parsed.of("ibprov_finding_info")] == [P1]
     assert parsed.value("ibprov_links_planned") == 6
     assert parsed.of("ibprov_findings_new") == []
     assert list(tmp_path.iterdir()) == []

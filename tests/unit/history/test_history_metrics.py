@@ -4,7 +4,9 @@ run's metrics carrying the last kept run's findings over."""
 
 from __future__ import annotations
 
+import re
 import stat
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,18 +24,28 @@ from historykit import (
     parse_metrics,
     perf_section,
     physical_section,
+    report_of,
     run,
     valid,
     when,
 )
 
 from ibprov.errors import IbprovError
-from ibprov.history.catalog import CATALOG, MAX_FINDING_SERIES, MAX_PAIR_SERIES, MAX_PHY_SERIES, MAX_RATE_SERIES
+from ibprov.history.catalog import (
+    CATALOG,
+    MAX_FINDING_SERIES,
+    MAX_PAIR_SERIES,
+    MAX_PHY_SERIES,
+    MAX_RATE_SERIES,
+    PORT_IDS,
+    metric,
+)
 from ibprov.history.diff import diff_runs, ended, first_seen
 from ibprov.history.keep import failed_run
 from ibprov.history.metrics import RunOutcome, openmetrics, run_outcome, write_metrics
 from ibprov.history.store import History
-from ibprov.report.model import Finding
+from ibprov.report.json_report import to_dict
+from ibprov.report.model import Finding, PortIds
 
 P1 = "node01 mlx5_0 port 1"
 P2 = "leaf01 port 2"
@@ -73,7 +85,7 @@ def test_every_sample_is_a_catalog_metric_with_exactly_its_labels() -> None:
     for sample in parsed.samples:
         assert sample.name in catalog, sample
         assert set(sample.labels) == set(catalog[sample.name].labels), sample
-        assert sample.labels["cluster"] == "rack1"
+        assert sample.labels["ib_cluster"] == "rack1"
 
 
 def test_every_metric_has_its_catalog_help_and_type_once() -> None:
@@ -107,10 +119,10 @@ def test_the_full_run_writes_the_values_it_was_given() -> None:
     assert parsed.value("ibprov_findings_new", severity="warning") == 1
     assert parsed.value("ibprov_findings_new", severity="critical") == 0
     assert parsed.value("ibprov_findings_resolved", severity="error") == 1
-    assert parsed.value("ibprov_port_error_rate_per_hour", object=P1, counter="PortRcvErrors") == pytest.approx(
-        2 / (6 + 30 / 3600), abs=1e-6
-    )
-    assert [s.labels["counter"] for s in parsed.of("ibprov_port_error_rate_over_limit")] == ["LinkDownedCounter"]
+    assert parsed.value("ibprov_port_errors_per_second", object=P1, counter="PortRcvErrors") == pytest.approx(
+        2 / (6 + 30 / 3600) / 3600, rel=1e-5
+    ), "per second"
+    assert [s.labels["counter"] for s in parsed.of("ibprov_port_error_limit_exceeded")] == ["LinkDownedCounter"]
 
 
 def test_a_persisting_finding_is_first_seen_in_the_earlier_run() -> None:
@@ -135,7 +147,7 @@ def test_label_values_with_quotes_backslashes_and_newlines_are_escaped() -> None
     data = fabric_run(0, [finding("link.down", odd)])
     text = openmetrics(run_outcome(data), data)
     parsed = parse_metrics(text)  # each sample on one line, its labels parsed back
-    assert [s.labels["object"] for s in parsed.of("ibprov_finding")] == [odd]
+    assert [s.labels["object"] for s in parsed.of("ibprov_finding_info")] == [odd]
     assert 'object="node \\"07\\"\\\\mlx5_0\\nport 1"' in text
 
 
@@ -144,13 +156,13 @@ def test_findings_beyond_the_cap_are_dropped_worst_last_and_counted() -> None:
     critical = [finding("sm.standby_missing", "fabric", "critical"), finding("cabling.miswire", P1, "critical")]
     data = fabric_run(0, [*warnings, *critical])
     parsed = parse_metrics(openmetrics(run_outcome(data), data))
-    series = parsed.of("ibprov_finding")
+    series = parsed.of("ibprov_finding_info")
     assert len(series) == MAX_FINDING_SERIES
-    assert {(s.labels["check"], s.labels["object"]) for s in parsed.of("ibprov_finding", severity="critical")} == {
+    assert {(s.labels["check"], s.labels["object"]) for s in parsed.of("ibprov_finding_info", severity="critical")} == {
         ("sm.standby_missing", "fabric"),
         ("cabling.miswire", P1),
     }
-    assert len(parsed.of("ibprov_finding", severity="warning")) == MAX_FINDING_SERIES - 2
+    assert len(parsed.of("ibprov_finding_info", severity="warning")) == MAX_FINDING_SERIES - 2
     assert parsed.value("ibprov_finding_series_dropped") == 2
     assert parsed.value("ibprov_findings", check="link.down", severity="warning") == MAX_FINDING_SERIES
 
@@ -158,7 +170,7 @@ def test_findings_beyond_the_cap_are_dropped_worst_last_and_counted() -> None:
 def test_findings_within_the_cap_are_all_written_and_none_dropped() -> None:
     data = fabric_run(0, [finding("link.down", P1), finding("link.down", P2, "warning")])
     parsed = parse_metrics(openmetrics(run_outcome(data), data))
-    assert len(parsed.of("ibprov_finding")) == 2
+    assert len(parsed.of("ibprov_finding_info")) == 2
     assert parsed.value("ibprov_finding_series_dropped") == 0
 
 
@@ -168,20 +180,20 @@ def test_rate_series_beyond_the_cap_keep_those_over_their_limit_first_then_the_f
     old, new = fabric_run(0), fabric_run(1, counters=counters)
     diff = diff_runs(old, new, {"LinkDownedCounter": 0.0})
     parsed = parse_metrics(openmetrics(run_outcome(new), new, diff=diff))
-    rates = parsed.of("ibprov_port_error_rate_per_hour")
+    rates = parsed.of("ibprov_port_errors_per_second")
     assert len(rates) == MAX_RATE_SERIES
-    assert {s.labels["object"] for s in parsed.of("ibprov_port_error_rate_over_limit")} == {P1, P2}
+    assert {s.labels["object"] for s in parsed.of("ibprov_port_error_limit_exceeded")} == {P1, P2}
     dropped = {f"node{i:04d} mlx5_0 port 1" for i in range(3)}  # the three slowest
     assert {s.labels["object"] for s in rates} == set(counters) - dropped
-    assert parsed.value("ibprov_port_error_rates_over_limit") == 2
+    assert parsed.value("ibprov_port_counters_over_limit") == 2
 
 
 def test_every_rate_over_its_limit_is_counted_even_without_its_own_series() -> None:
     counters = {f"node{i:04d} mlx5_0 port 1": {"LinkDownedCounter": 2} for i in range(MAX_RATE_SERIES + 5)}
     old, new = fabric_run(0), fabric_run(1, counters=counters)
     parsed = parse_metrics(openmetrics(run_outcome(new), new, diff=diff_runs(old, new, {"LinkDownedCounter": 0.0})))
-    assert len(parsed.of("ibprov_port_error_rate_over_limit")) == MAX_RATE_SERIES
-    assert parsed.value("ibprov_port_error_rates_over_limit") == MAX_RATE_SERIES + 5
+    assert len(parsed.of("ibprov_port_error_limit_exceeded")) == MAX_RATE_SERIES
+    assert parsed.value("ibprov_port_counters_over_limit") == MAX_RATE_SERIES + 5
 
 
 def _perf_text(results: list[dict]) -> str:
@@ -194,10 +206,14 @@ def test_every_measured_pair_has_a_series_while_at_most_the_cap_were_measured() 
     results.append(pair_result("slow mlx5_0", "b0 mlx5_0", 90.0))
     results.append(pair_result("x mlx5_0", "y mlx5_0", None, status="failed"))
     parsed = parse_metrics(_perf_text(results))
-    assert len(parsed.of("ibprov_perf_pair_value")) == MAX_PAIR_SERIES
-    assert parsed.of("ibprov_perf_pair_value", client="x mlx5_0") == [], "a pair without a value has no series"
-    assert parsed.value("ibprov_perf_pair_value", client="slow mlx5_0", status="missed_limit") == 90.0
-    assert len(parsed.of("ibprov_perf_pair_value", status="pass")) == MAX_PAIR_SERIES - 1
+    assert len(parsed.of("ibprov_perf_pair_bandwidth_bytes_per_second")) == MAX_PAIR_SERIES
+    assert parsed.of("ibprov_perf_pair_bandwidth_bytes_per_second", client="x mlx5_0") == [], (
+        "a pair without a value has no series"
+    )
+    assert parsed.value(
+        "ibprov_perf_pair_bandwidth_bytes_per_second", client="slow mlx5_0", status="missed_limit"
+    ) == pytest.approx(90e9 / 8), "bytes per second, from perftest's Gb/s"
+    assert len(parsed.of("ibprov_perf_pair_bandwidth_bytes_per_second", status="pass")) == MAX_PAIR_SERIES - 1
     assert parsed.value("ibprov_perf_pairs", status="pass") == MAX_PAIR_SERIES - 1
     assert parsed.value("ibprov_perf_pairs", status="missed_limit") == 1
     assert parsed.value("ibprov_perf_pairs", status="failed") == 1
@@ -206,7 +222,7 @@ def test_every_measured_pair_has_a_series_while_at_most_the_cap_were_measured() 
 def test_beyond_the_cap_pairs_within_their_limit_have_no_series() -> None:
     results = [pair_result(f"a{i} mlx5_0", f"b{i} mlx5_0", 190.0) for i in range(MAX_PAIR_SERIES + 1)]
     parsed = parse_metrics(_perf_text(results))
-    assert parsed.of("ibprov_perf_pair_value") == []
+    assert parsed.of("ibprov_perf_pair_bandwidth_bytes_per_second") == []
     assert parsed.value("ibprov_perf_pairs", status="pass") == MAX_PAIR_SERIES + 1
 
 
@@ -214,7 +230,7 @@ def test_beyond_the_cap_only_the_pairs_that_missed_their_limit_have_a_series() -
     results = [pair_result(f"a{i} mlx5_0", f"b{i} mlx5_0", 190.0) for i in range(MAX_PAIR_SERIES)]
     results += [pair_result("slow1 mlx5_0", "b0 mlx5_0", 90.0), pair_result("slow2 mlx5_0", "b1 mlx5_0", 120.0)]
     parsed = parse_metrics(_perf_text(results))
-    series = parsed.of("ibprov_perf_pair_value")
+    series = parsed.of("ibprov_perf_pair_bandwidth_bytes_per_second")
     assert sorted((s.labels["client"], s.labels["status"]) for s in series) == [
         ("slow1 mlx5_0", "missed_limit"),
         ("slow2 mlx5_0", "missed_limit"),
@@ -230,8 +246,10 @@ def test_a_latency_misses_its_limit_above_it_and_a_bandwidth_below_it() -> None:
         pair_result("g mlx5_0", "h mlx5_0", 5.0, limit=None, test="ib_read_bw 8MiB"),
     ]
     parsed = parse_metrics(_perf_text(results))
-    verdicts = {s.labels["client"]: s.labels["status"] for s in parsed.of("ibprov_perf_pair_value")}
+    series = parsed.of("ibprov_perf_pair_bandwidth_bytes_per_second") + parsed.of("ibprov_perf_pair_latency_seconds")
+    verdicts = {s.labels["client"]: s.labels["status"] for s in series}
     assert verdicts == {"a mlx5_0": "pass", "c mlx5_0": "missed_limit", "e mlx5_0": "missed_limit", "g mlx5_0": "pass"}
+    assert parsed.value("ibprov_perf_pair_latency_seconds", client="c mlx5_0") == pytest.approx(4e-6), "seconds"
 
 
 def test_perf_values_are_the_min_median_and_max_of_the_measured_pairs() -> None:
@@ -239,8 +257,9 @@ def test_perf_values_are_the_min_median_and_max_of_the_measured_pairs() -> None:
     results = [pair_result(f"a{i} mlx5_0", f"b{i} mlx5_0", v) for i, v in enumerate(values)]
     results.append(pair_result("x mlx5_0", "y mlx5_0", None, status="skipped"))
     parsed = parse_metrics(_perf_text(results))
-    stats = {s.labels["stat"]: s.value for s in parsed.of("ibprov_perf_value", test="ib_write_bw 8MiB", unit="Gb/s")}
-    assert stats == {"min": 100.0, "median": 135.0, "max": 190.0}
+    series = parsed.of("ibprov_perf_bandwidth_bytes_per_second", test="ib_write_bw 8MiB")
+    stats = {s.labels["stat"]: s.value for s in series}
+    assert stats == pytest.approx({"min": 100e9 / 8, "median": 135e9 / 8, "max": 190e9 / 8})
 
 
 # ------------------------------------------------------------------------------------------------ physical layer
@@ -267,9 +286,9 @@ def test_the_physical_section_writes_its_totals_and_each_ports_values() -> None:
         assert set(sample.labels) == set(catalog[sample.name].labels), sample
     assert parsed.value("ibprov_physical_ports_read") == 4
     assert parsed.value("ibprov_cables_not_as_planned") == 1
-    assert {s.labels["port"]: s.value for s in parsed.of("ibprov_port_effective_ber")} == {H1: 2e-13}
-    assert {s.labels["port"]: s.value for s in parsed.of("ibprov_port_raw_ber")} == {H1: 3e-9, L1: 1e-10}
-    assert {s.labels["port"]: s.value for s in parsed.of("ibprov_module_temperature_celsius")} == {
+    assert {s.labels["object"]: s.value for s in parsed.of("ibprov_port_effective_ber")} == {H1: 2e-13}
+    assert {s.labels["object"]: s.value for s in parsed.of("ibprov_port_raw_ber")} == {H1: 3e-9, L1: 1e-10}
+    assert {s.labels["object"]: s.value for s in parsed.of("ibprov_module_temperature_celsius")} == {
         H1: 61.0,
         L1: 40.0,
         H2: 40.0,
@@ -302,7 +321,7 @@ def test_a_10000_port_physical_section_writes_at_most_the_cap_per_metric_the_wor
     for name in PHY_PORT_METRICS:
         series = parsed.of(name)
         assert len(series) == MAX_PHY_SERIES, name
-        assert {s.labels["port"] for s in series} == worst, name
+        assert {s.labels["object"] for s in series} == worst, name
     assert parsed.value("ibprov_physical_ports_read") == 10000
     assert parsed.value("ibprov_cables_not_as_planned") == 50
 
@@ -322,7 +341,7 @@ def test_past_the_cap_ports_with_a_finding_keep_their_series_before_worse_ones()
     parsed = parse_metrics(text)
     for name, value in (("ibprov_module_temperature_celsius", 45.0), ("ibprov_port_raw_ber", 2e-7)):
         assert len(parsed.of(name)) == MAX_PHY_SERIES, name
-        assert parsed.value(name, port=H1) == value, name
+        assert parsed.value(name, object=H1) == value, name
 
 
 def test_a_physical_section_read_nowhere_writes_its_totals_only() -> None:
@@ -342,13 +361,13 @@ def test_a_run_without_history_has_no_comparison_or_first_seen_series() -> None:
     data = fabric_run(0, [finding("link.down", P1)], counters={P1: {"SymbolErrorCounter": 5}})
     parsed = parse_metrics(openmetrics(run_outcome(data), data))
     names = {s.name for s in parsed.samples}
-    assert "ibprov_finding" in names
+    assert "ibprov_finding_info" in names
     assert names.isdisjoint(
         {
             "ibprov_findings_new",
             "ibprov_findings_resolved",
             "ibprov_sm_master_changed",
-            "ibprov_port_error_rate_per_hour",
+            "ibprov_port_errors_per_second",
             "ibprov_finding_first_seen_timestamp_seconds",
             "ibprov_links_planned",
         }
@@ -400,7 +419,7 @@ def test_a_failed_run_says_so_and_carries_the_last_kept_runs_findings_over(tmp_p
         P1: when(0).timestamp() + 60,
         P2: when(6).timestamp() + 60,
     }
-    assert {s.labels["object"] for s in parsed.of("ibprov_finding")} == {P1, P2}
+    assert {s.labels["object"] for s in parsed.of("ibprov_finding_info")} == {P1, P2}
     assert parsed.of("ibprov_findings_new") == [], "a failed run compared nothing"
 
 
@@ -413,3 +432,97 @@ def test_a_failed_run_without_history_writes_only_its_outcome() -> None:
         "ibprov_verify_last_run_success",
     }
     assert parsed.value("ibprov_verify_last_run_success") == 0
+
+
+# ------------------------------------------------------------------------ Prometheus' conventions (issue 39)
+def test_a_healthy_run_writes_zero_findings_and_causes_for_every_check_and_severity_instead_of_no_series() -> None:
+    data = valid(fabric_run(0))
+    parsed = parse_metrics(openmetrics(run_outcome(data), data))
+    ran = {c["id"] for c in data["checks"] if c["status"] != "skipped"}
+    for name in ("ibprov_findings", "ibprov_causes"):
+        series = parsed.of(name)
+        assert {(s.labels["check"], s.labels["severity"]) for s in series} == {
+            (check, severity) for check in ran for severity in ("critical", "security", "error", "warning")
+        }, name
+        assert {s.value for s in series} == {0}, name
+
+
+def test_a_finding_counts_under_its_severity_and_the_other_severities_stay_zero() -> None:
+    data = valid(fabric_run(0, [finding("link.down", P1), finding("link.down", P2, "warning")]))
+    parsed = parse_metrics(openmetrics(run_outcome(data), data))
+    by = {s.labels["severity"]: s.value for s in parsed.of("ibprov_findings", check="link.down")}
+    assert by == {"critical": 0, "security": 0, "error": 1, "warning": 1}
+
+
+def test_no_two_metric_names_differ_by_a_single_letter() -> None:
+    def one_edit_apart(a: str, b: str) -> bool:
+        if abs(len(a) - len(b)) > 1 or a == b:
+            return False
+        if len(a) == len(b):
+            return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+        short, long = sorted((a, b), key=len)
+        return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+    names = [m.name for m in CATALOG]
+    close = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :] if one_edit_apart(a, b)]
+    assert close == []
+    assert one_edit_apart("ibprov_finding", "ibprov_findings"), "the control: the pair issue 39 found"
+
+
+def test_metric_names_carry_base_units_and_per_second_rates_and_no_unit_label() -> None:
+    for m in CATALOG:
+        assert "unit" not in m.labels, m.name
+        assert not re.search(r"per_hour|_us\b|_us_|gbit|gb_s", m.name.lower()), m.name
+        if m.name.endswith(("_seconds", "_per_second", "_celsius")):
+            continue
+        assert not re.search(r"latency|bandwidth|duration", m.name), f"{m.name}: a measure without its unit"
+
+
+def test_the_cluster_label_never_clashes_with_a_target_label_named_cluster() -> None:
+    for m in CATALOG:
+        assert m.labels[0] == "ib_cluster", m.name
+        assert not {"cluster", "instance", "job"} & set(m.labels), m.name
+
+
+def test_help_texts_give_numbers_not_python_names() -> None:
+    for m in CATALOG:
+        assert not re.search(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", m.help), m.help
+    assert str(MAX_FINDING_SERIES) in metric("ibprov_finding_info").help
+
+
+def test_finding_series_carry_the_guid_and_port_report_json_gives_them_and_others_empty_ones() -> None:
+    report = replace(
+        report_of(fabric_section(0, [finding("link.down", P1), finding("sm.standby_missing", "fabric")])),
+        ports={P1: PortIds(0x0002C90300000010, 1, 0x0002C90300000100, 7)},
+    )
+    data = valid(to_dict(report))
+    parsed = parse_metrics(openmetrics(run_outcome(data), data))
+    (port,) = parsed.of("ibprov_finding_info", check="link.down")
+    assert {k: port.labels[k] for k in PORT_IDS} == {
+        "guid": "0x0002c90300000010",
+        "port": "1",
+        "remote_guid": "0x0002c90300000100",
+        "remote_port": "7",
+    }
+    (fabric,) = parsed.of("ibprov_finding_info", check="sm.standby_missing")
+    assert {k: fabric.labels[k] for k in PORT_IDS} == dict.fromkeys(PORT_IDS, "")
+
+
+def test_counter_and_physical_series_get_their_port_labels_from_the_lookup() -> None:
+    old = fabric_run(0, counters={P1: {"PortRcvErrors": 1}})
+    new = fabric_run(6, counters={P1: {"PortRcvErrors": 30}})
+    ids = {P1: {"guid": "0x0002c90300000010", "port": 1, "remote_guid": "0x0002c90300000100", "remote_port": 7}}
+    text = openmetrics(run_outcome(new), new, diff=diff_runs(old, new, {"PortRcvErrors": 0.0}), ports=ids.get)
+    parsed = parse_metrics(text)
+    for name in ("ibprov_port_errors_per_second", "ibprov_port_error_limit_exceeded"):
+        (series,) = parsed.of(name)
+        assert (series.labels["guid"], series.labels["port"], series.labels["remote_port"]) == (
+            "0x0002c90300000010",
+            "1",
+            "7",
+        ), name
+    cables = [cable_row(cable_end(H1, raw_ber=3e-9), cable_end(L1, raw_ber=1e-10))]
+    data = run(physical_section(0, cables=cables))
+    parsed = parse_metrics(openmetrics(run_outcome(data), data, ports=ids.get))
+    by = {s.labels["object"]: s.labels["guid"] for s in parsed.of("ibprov_port_raw_ber")}
+    assert by == {H1: "0x0002c90300000010", L1: ""}
