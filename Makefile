@@ -83,13 +83,13 @@ unit: venv apt-monitor
 sim: venv apt-sim
 	$(BIN)/pytest -q -m sim tests
 
-# Molecule scenarios (podman containers from a locally built Debian 12 image; installs podman etc.).
+# Molecule scenarios on Debian 12 and 13 nodes (podman containers from locally built images; installs podman etc.).
 molecule: venv
-	scripts/molecule.sh
+	scripts/molecule-suites.sh
 
 test: venv apt-sim apt-rack apt-browser apt-monitor lint ansible-lint typecheck
 	$(BIN)/pytest -q -n 2 -m 'not molecule and not twin' tests
-	scripts/molecule.sh
+	scripts/molecule-suites.sh
 	$(BIN)/pytest -q -m twin tests
 
 # The nightly property test: random specs (random seed, FUZZ_EXAMPLES of them) that validate must be taken by

@@ -76,6 +76,8 @@ mkdir -p "$RUN_DIR/tmp"
 export ANSIBLE_LOCAL_TEMP=$RUN_DIR/tmp
 IBPROV_NODE_IMAGE=$("$REPO/images/ensure-images.sh" | tail -n1)
 export IBPROV_NODE_IMAGE
+# scripts/molecule-suites.sh sets everything up once per release before it runs the releases side by side
+[ -z "${IBPROV_MOLECULE_PREPARE_ONLY:-}" ] || exit 0
 
 # --- scenarios ---------------------------------------------------------------------
 if [ $# -gt 0 ]; then
@@ -93,16 +95,21 @@ cmd=${MOLECULE_CMD:-test}
 wheelhouse() {
   local wheels=${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse} deps_key src_key deps house tmp
   mkdir -p "$wheels"
-  deps_key=$(sha256sum pyproject.toml | cut -c1-12)
+  # the nodes' Python (Debian 12: 3.11, Debian 13: 3.13), not this host's: binary wheels are per Python version
+  local node_py
+  case "${IBPROV_SUITE:-bookworm}" in trixie) node_py=3.13 ;; *) node_py=3.11 ;; esac
+  deps_key=$( (cat pyproject.toml; echo "python $node_py") | sha256sum | cut -c1-12)
   src_key=$(find pyproject.toml README.md ibprov -type f ! -name '*.pyc' -print0 \
     | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
   deps=$wheels/deps-$deps_key
-  house=$wheels/ibprov-$src_key
+  house=$wheels/ibprov-$(echo "$src_key $deps_key" | sha256sum | cut -c1-12)  # this source, for these nodes
   if [ ! -f "$deps/.complete" ]; then
     log "wheelhouse: building the dependencies' wheels into $deps"
     rm -rf "$deps.tmp.$$" && mkdir -p "$deps.tmp.$$"
-    "$VENV/bin/pip" wheel -q --wheel-dir "$deps.tmp.$$" "$REPO" >&2 || return 1
-    rm -f "$deps.tmp.$$"/ibprov-*.whl
+    "$VENV/bin/pip" download -q --only-binary=:all: --python-version "$node_py" --implementation cp \
+      --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+      --dest "$deps.tmp.$$" "$REPO" >&2 || return 1
+    rm -f "$deps.tmp.$$"/ibprov-*
     rm -rf "$deps" && mv "$deps.tmp.$$" "$deps" && touch "$deps/.complete"
   fi
   if [ ! -f "$house/.complete" ]; then

@@ -2,10 +2,13 @@
 state and reason (``sinfo``), and the topology plugin in use (``scontrol show config``). Pure parsers of the
 one shell probe :data:`PROBE_SCRIPT`, and the ``scontrol update`` command lines that drain and resume.
 
-Proven on the output of Debian 12's Slurm 22.05.8 (``tests/fixtures/slurm``, captured in the twin rack) and
-written to the record format every Slurm release since 2.x prints (``SwitchName=… Level=… LinkSpeed=…
-Nodes=… Switches=…``; key=value words, in any order, with keys a release adds kept and ignored). Lines that
-are not records (a warning, a banner) are kept as notes, never the end of the output.
+Proven on the output of Debian 12's Slurm 22.05.8 and Debian 13's Slurm 24.11.5 (``tests/fixtures/slurm``,
+captured in the twin rack and the trixie molecule container) and written to the record format every Slurm
+release since 2.x prints (``SwitchName=… Level=… LinkSpeed=… Nodes=… Switches=…``; key=value words, in any
+order, with keys a release adds kept and ignored), and topology/block's records (Slurm >= 23.11:
+``BlockName=… BlockIndex=… Nodes=… BlockSize=…``, then ``AggregatedBlock=b[1-2] …`` for each larger size the
+blocks make up). Lines that are not records (a warning, a banner) are kept as notes, never the end of the
+output.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ __all__ = [
     "PROBE_SCRIPT",
     "REASON_PREFIX",
     "SINFO_FORMAT",
+    "SlurmBlock",
     "SlurmNode",
     "SlurmSwitch",
     "SlurmView",
+    "parse_blocks",
     "parse_config",
     "parse_sinfo",
     "parse_topology",
@@ -63,6 +68,18 @@ class SlurmSwitch:
 
 
 @dataclass(frozen=True)
+class SlurmBlock:
+    """One topology/block record of ``scontrol show topology``: a base block (``BlockName=``) or a larger one
+    Slurm aggregates from consecutive base blocks (``AggregatedBlock=b[1-2]``), its nodes and its size."""
+
+    name: str
+    index: int
+    nodes: tuple[str, ...] = ()
+    size: int | None = None  # BlockSize; None when the release does not print it
+    aggregated: bool = False
+
+
+@dataclass(frozen=True)
 class SlurmNode:
     """One node as ``sinfo`` shows it: ``state`` is the extended state in lower case ("idle", "drained",
     "draining", "down", "mixed", "allocated+drain"…), ``reason`` empty when it has none."""
@@ -93,6 +110,7 @@ class SlurmView:
     nodes: Mapping[str, SlurmNode] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     error: str | None = None
+    blocks: Mapping[str, SlurmBlock] = field(default_factory=dict)  # topology/block: base and aggregated
 
 
 def _words(line: str) -> dict[str, str]:
@@ -108,11 +126,14 @@ def _hosts(value: str, tool: str, line_no: int, line: str) -> tuple[str, ...]:
         raise ParseError(tool, line_no, line, f"bad hostlist {value!r}: {exc}") from exc
 
 
+_BLOCK_KEYS = ("BlockName", "AggregatedBlock")
+
+
 def parse_topology(text: str) -> tuple[dict[str, SlurmSwitch], list[str]]:
     """``scontrol show topology`` -> switch name -> record, and the lines that were no record (notes).
 
     "No topology information available" (topology/none, or no topology.conf) gives no switch and that
-    line as a note."""
+    line as a note; topology/block's records are read by :func:`parse_blocks`."""
     tool = "scontrol show topology"
     switches: dict[str, SlurmSwitch] = {}
     notes: list[str] = []
@@ -121,6 +142,8 @@ def parse_topology(text: str) -> tuple[dict[str, SlurmSwitch], list[str]]:
         if not line:
             continue
         words = _words(line)
+        if any(key in words for key in _BLOCK_KEYS):
+            continue
         if "SwitchName" not in words:
             notes.append(f"{tool}: {line}")
             continue
@@ -135,6 +158,30 @@ def parse_topology(text: str) -> tuple[dict[str, SlurmSwitch], list[str]]:
             _hosts(words.get("Switches", ""), tool, line_no, line),
         )
     return switches, notes
+
+
+def parse_blocks(text: str) -> dict[str, SlurmBlock]:
+    """The topology/block records of ``scontrol show topology``: block name -> record (an aggregated block is
+    named as Slurm prints it, ``b[1-2]``); every other line is :func:`parse_topology`'s."""
+    tool = "scontrol show topology"
+    blocks: dict[str, SlurmBlock] = {}
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        words = _words(line)
+        key = next((k for k in _BLOCK_KEYS if k in words), None)
+        if key is None:
+            continue
+        index, size = words.get("BlockIndex", "0"), words.get("BlockSize", "")
+        if not index.isdigit() or (size and not size.isdigit()):
+            raise ParseError(tool, line_no, line, "BlockIndex or BlockSize is not a number")
+        blocks[words[key]] = SlurmBlock(
+            words[key],
+            int(index),
+            _hosts(words.get("Nodes", ""), tool, line_no, line),
+            int(size) if size else None,
+            aggregated=key == "AggregatedBlock",
+        )
+    return blocks
 
 
 def parse_sinfo(text: str) -> tuple[dict[str, SlurmNode], list[str]]:
@@ -180,6 +227,7 @@ def parse_view(stdout: str) -> SlurmView:
     if not nodes and node_notes:
         return SlurmView(version=version, error=f"sinfo failed: {node_notes[0].removeprefix('sinfo: ')}")
     switches, topo_notes = parse_topology(sections.get("topology", ""))
+    blocks = parse_blocks(sections.get("topology", ""))
     plugin = parse_config(sections.get("config", "")).get("TopologyPlugin", "")
     return SlurmView(
         version=version.removeprefix("slurm ").strip(),
@@ -187,6 +235,7 @@ def parse_view(stdout: str) -> SlurmView:
         switches=switches,
         nodes=nodes,
         notes=(*topo_notes, *node_notes),
+        blocks=blocks,
     )
 
 

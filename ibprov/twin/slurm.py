@@ -1,4 +1,5 @@
-"""Slurm in the twin rack: the site's existing Slurm, played by Debian 12's packages (22.05.8, munge 0.5.15).
+"""Slurm in the twin rack: the site's existing Slurm, played by the node image's packages (Debian 12: 22.05.8, Debian
+13: 24.11.5; munge). The spec's topology plugin is the one slurm.conf names (topology/block needs Debian 13).
 
 ``twin up`` on a spec with a ``scheduler:`` section starts it after the node containers are up; ibprov's roles
 never install Slurm nor write ``slurm.conf`` (the site owns both), so the twin does here what a site's admins
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +49,7 @@ __all__ = [
     "Rack",
     "SlurmError",
     "SlurmPlan",
+    "check_version",
     "munge_key",
     "plan_slurm",
     "slurm_conf",
@@ -103,6 +106,7 @@ class SlurmPlan:
     nodes: tuple[str, ...]  # Slurm nodes with a container: in slurm.conf
     left_out: tuple[str, ...]  # Slurm nodes of the spec without a container: not in slurm.conf
     config_dir: str
+    plugin: str = "tree"  # the spec's topology plugin (tree, block): the site's slurm.conf names the planned one
 
     @property
     def conf(self) -> str:
@@ -139,6 +143,7 @@ def plan_slurm(loaded: LoadedSpec, state: Rack) -> SlurmPlan:
         nodes=nodes,
         left_out=tuple(n for n in members if n not in state.nodes),
         config_dir=scheduler.config_dir.rstrip("/") or "/",
+        plugin=scheduler.topology.plugin,
     )
 
 
@@ -175,7 +180,7 @@ def slurm_conf(plan: SlurmPlan) -> str:
         "SelectTypeParameters=CR_Core",
         # the containers see the host's CPUs and memory: the configured values win
         "SlurmdParameters=config_overrides",
-        "TopologyPlugin=topology/tree",
+        f"TopologyPlugin=topology/{plan.plugin}",
         "SchedulerParameters=max_switch_wait=60",
         "AccountingStorageType=accounting_storage/none",
         "JobAcctGatherType=jobacct_gather/none",
@@ -193,11 +198,32 @@ def slurm_conf(plan: SlurmPlan) -> str:
 
 
 def placeholder_topology(plan: SlurmPlan) -> str:
-    """The topology.conf the controller starts with: one switch over every node (apply writes the real one)."""
+    """The topology.conf the controller starts with: one switch (topology/block: one block) over every node
+    (apply writes the real one)."""
+    record = "BlockName" if plan.plugin == "block" else "SwitchName"
     return (
         "# placeholder of the ibprov twin rack: `ibprov apply` (role ib_slurm_topology) writes the real file\n"
-        f"SwitchName={PLACEHOLDER_SWITCH} Nodes={','.join(plan.nodes)}\n"
+        f"{record}={PLACEHOLDER_SWITCH} Nodes={','.join(plan.nodes)}\n"
     )
+
+
+BLOCK_SLURM = (23, 11)  # topology/block came with Slurm 23.11
+
+
+def slurm_version(text: str) -> tuple[int, int] | None:
+    """``sinfo --version`` (``slurm-wlm 24.11.5``, ``slurm 22.05.8``) -> (24, 11); None when it says no version."""
+    match = re.search(r"(\d+)\.(\d+)", text)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def check_version(plan: SlurmPlan, version: str) -> None:
+    """SlurmError when the nodes' Slurm cannot run the spec's topology plugin."""
+    found = slurm_version(version)
+    if plan.plugin == "block" and found is not None and found < BLOCK_SLURM:
+        raise SlurmError(
+            f"scheduler.topology.plugin block needs Slurm >= 23.11; the twin's nodes run {version.strip()} "
+            "(Debian 12). Debian 13's nodes run Slurm 24.11: IBPROV_SUITE=trixie ibprov twin up ..."
+        )
 
 
 def _dropin(plan: SlurmPlan, unit: str) -> str:
@@ -271,6 +297,7 @@ def start(
 ) -> SlurmPlan:
     """Start the twin's Slurm (munge key, slurm.conf, daemons) and wait until every Slurm node is idle."""
     plan = plan_slurm(loaded, state)
+    check_version(plan, podman("exec", state.nodes[plan.controller].container, "sinfo", "--version", timeout=30))
     key = munge_key(state)
     began = time.monotonic()
     # the controller first: slurmd registers with it as soon as it starts

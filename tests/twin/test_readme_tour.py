@@ -1,11 +1,11 @@
 """The README's tour, run as written: every `$ ` command of its code blocks, in order, in one empty directory,
 with the output the README shows.
 
-A command's shown output lines must appear in its output in that order (`...` stands for lines left out);
-the exit code must be what the README says: 2 where the shown output ends in "N problems found", 1 where the
-comment says FAIL (and the words after it appear in the output), else 0. The tour brings a twin rack up and
-takes it down again; the rack is taken down here too whatever happens (its names carry a random run id, its
-state lives in this test's directory).
+An ``export`` holds for the commands after it, as in the reader's shell. A command's shown output lines must
+appear in its output in that order (`...` stands for lines left out); the exit code must be what the README
+says: 2 where the shown output ends in "N problems found", 1 where the comment says FAIL (and the words after
+it appear in the output), else 0. The tour brings a twin rack up and takes it down again; the rack is taken
+down here too whatever happens (its names carry a random run id, its state lives in this test's directory).
 """
 
 from __future__ import annotations
@@ -97,6 +97,12 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     rack_up = False
     try:
         for step in tour(README.read_text()):
+            if step.command.startswith("export "):  # the next commands see it, as in the reader's shell
+                name = step.command.removeprefix("export ").split("=", 1)[0]
+                argv = ["bash", "-c", f'{step.command}; printf %s "${name}"']
+                env[name] = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+                assert env[name], step.command
+                continue
             ran = subprocess.run(
                 ["bash", "-c", step.command], cwd=work, env=env, capture_output=True, text=True, timeout=1500
             )

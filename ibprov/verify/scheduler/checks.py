@@ -1,13 +1,14 @@
 """The checks of ``verify --scheduler``: pure functions of (plan, Slurm's view) -> findings.
 
-Objects are the controller, Slurm nodes (the spec's node names: Slurm's NodeName is the spec's name) and
-Slurm switches (the names of the rendered topology file). A controller that could not be asked is one
-``scheduler.controller`` finding; every other check skips (it cannot judge what it did not see).
+Objects are the controller, Slurm nodes (the spec's node names: Slurm's NodeName is the spec's name), Slurm
+switches (topology/tree) and blocks (topology/block): the names of the rendered topology file. A controller
+that could not be asked is one ``scheduler.controller`` finding; every other check skips (it cannot judge what
+it did not see).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from ibprov.hostlist import compress
 from ibprov.probes.slurm import REASON_PREFIX, SlurmView
@@ -21,14 +22,20 @@ PREFIX = REASON_PREFIX
 
 
 def under(view: SlurmView) -> dict[str, list[str]]:
-    """Node -> the leaf switches (level 0) Slurm lists it under. Slurm prints every switch above a leaf with
-    the nodes of all the leaves below it, so only level 0 says where a node is."""
+    """Node -> the leaf switches (level 0) Slurm lists it under, or under topology/block the base blocks it is
+    in. Slurm prints every switch above a leaf with the nodes of all the leaves below it (and each aggregated
+    block with the nodes of its base blocks), so only level 0 (a base block) says where a node is."""
     out: dict[str, list[str]] = {}
     for switch in view.switches.values():
         if switch.level != 0:
             continue
         for node in switch.nodes:
             out.setdefault(node, []).append(switch.name)
+    for block in view.blocks.values():
+        if block.aggregated:
+            continue
+        for node in block.nodes:
+            out.setdefault(node, []).append(block.name)
     return out
 
 
@@ -48,27 +55,20 @@ def _nodes(plan: SchedulerPlan, view: SlurmView) -> Sequence[str]:
     return list(plan.nodes) if _asked(view) else []
 
 
-def _tree_nodes(plan: SchedulerPlan, view: SlurmView) -> Sequence[str]:
-    return list(plan.nodes) if _asked(view) and plan.plugin == "topology/tree" else []
-
-
 def _switches(plan: SchedulerPlan, view: SlurmView) -> Sequence[str]:
     if not _asked(view) or plan.plugin != "topology/tree":
         return []
     return sorted({*plan.switches, *view.switches})
 
 
+def _blocks(plan: SchedulerPlan, view: SlurmView) -> Sequence[str]:
+    if not _asked(view) or plan.plugin != "topology/block":
+        return []
+    return sorted({*plan.blocks, *(b.name for b in view.blocks.values() if not b.aggregated)})
+
+
 def _unplanned(_plan: SchedulerPlan, view: SlurmView) -> Sequence[str]:
     return sorted(view.nodes) if _asked(view) else []
-
-
-def _block_skips(plan: SchedulerPlan, view: SlurmView) -> Mapping[str, str]:
-    if _asked(view) and plan.plugin != "topology/tree":
-        return {
-            plan.controller: f"skipped: {plan.plugin}'s read-back is not proven here (Debian 12's Slurm 22.05 "
-            "has topology/tree only); the nodes are still checked"
-        }
-    return {}
 
 
 CONTROLLER = Check(
@@ -98,13 +98,13 @@ KNOWN = Check(
 )
 LEAF = Check(
     "scheduler.node_leaf",
-    "Every planned node sits under its planned leaf switch in Slurm's topology",
+    "Every planned node sits under its planned leaf switch (topology/tree) or in its planned block "
+    "(topology/block) in Slurm's topology",
     Severity.ERROR,
     "`ibprov apply` installs the planned topology file (role ib_slurm_topology) and runs scontrol reconfigure; "
     "a topology file written by hand: fix its Nodes= lines",
-    _tree_nodes,
+    _nodes,
     object_kind="the Slurm node",
-    skips=_block_skips,
 )
 SWITCHES = Check(
     "scheduler.switches",
@@ -113,6 +113,15 @@ SWITCHES = Check(
     "`ibprov apply` installs the planned topology file and runs scontrol reconfigure",
     _switches,
     object_kind="the Slurm switch (a name of the topology file)",
+)
+BLOCKS = Check(
+    "scheduler.blocks",
+    "Slurm's blocks are the planned ones, each with its planned nodes and the planned base block size "
+    "(topology/block, Slurm >= 23.11)",
+    Severity.ERROR,
+    "`ibprov apply` installs the planned topology file (BlockName= lines, BlockSizes=) and runs scontrol reconfigure",
+    _blocks,
+    object_kind="the Slurm block (a name of the topology file)",
 )
 UNPLANNED = Check(
     "scheduler.unplanned",
@@ -161,13 +170,13 @@ def _node_findings(plan: SchedulerPlan, view: SlurmView) -> list[Finding]:
             reason = f" ({slurm.reason})" if slurm.reason else ""
             who = f" by {slurm.user}" if slurm.user else ""
             out.append(STATE.finding(node, "in service", f"{slurm.state}{who}{reason}"))
-        if plan.plugin != "topology/tree":
-            continue
         want = plan.node_leaf.get(node)
         got = placed.get(node, [])
         if want is not None and got != [want]:
-            observed = f"under {', '.join(sorted(got))}" if got else "under no switch of Slurm's topology"
-            out.append(LEAF.finding(node, f"under {want}", observed))
+            where = "in" if plan.plugin == "topology/block" else "under"
+            nothing = "in no block" if plan.plugin == "topology/block" else "under no switch"
+            observed = f"{where} {', '.join(sorted(got))}" if got else f"{nothing} of Slurm's topology"
+            out.append(LEAF.finding(node, f"{where} {want}", observed))
     return out
 
 
@@ -189,6 +198,28 @@ def _switch_findings(plan: SchedulerPlan, view: SlurmView) -> list[Finding]:
         got = _describe(seen.nodes if seen.level == 0 else (), seen.switches)
         if got != want:
             out.append(SWITCHES.finding(name, want, got))
+    return out
+
+
+def _block_findings(plan: SchedulerPlan, view: SlurmView) -> list[Finding]:
+    if view.error is not None or plan.plugin != "topology/block":
+        return []
+    seen = {b.name: b for b in view.blocks.values() if not b.aggregated}
+    out: list[Finding] = []
+    for name in sorted({*plan.blocks, *seen}):
+        planned, block = plan.blocks.get(name), seen.get(name)
+        if planned is None:
+            out.append(BLOCKS.finding(name, "no such block", "in Slurm's topology, not in the plan"))
+            continue
+        want = _describe(planned, ())
+        if block is None:
+            out.append(BLOCKS.finding(name, want, "not in Slurm's topology"))
+            continue
+        got = _describe(block.nodes, ())
+        if got != want:
+            out.append(BLOCKS.finding(name, want, got))
+        elif plan.block_size is not None and block.size is not None and block.size != plan.block_size:
+            out.append(BLOCKS.finding(name, f"BlockSize={plan.block_size}", f"BlockSize={block.size}"))
     return out
 
 
@@ -217,5 +248,6 @@ FAMILIES: tuple[CheckFamily[SchedulerPlan, SlurmView], ...] = (
     CheckFamily(_plugin_findings, (PLUGIN,)),
     CheckFamily(_node_findings, (KNOWN, LEAF, STATE)),
     CheckFamily(_switch_findings, (SWITCHES,)),
+    CheckFamily(_block_findings, (BLOCKS,)),
     CheckFamily(_unplanned_findings, (UNPLANNED,)),
 )

@@ -1,6 +1,6 @@
 """What Slurm should show, from the spec: the scheduler's nodes, the Slurm leaf each sits under (the same tree
 ``ibprov render`` writes into topology.conf, :func:`ibprov.render.slurm.plan_tree`), the switches above
-them, and the topology plugin."""
+them (topology/tree) or the block of each leaf and the base block size (topology/block), and the plugin."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ibprov.clusterspec import LoadedSpec
-from ibprov.render.slurm import plan_tree, scheduler_nodes
+from ibprov.render.slurm import block_sizes, plan_tree, scheduler_nodes
 
 __all__ = ["SchedulerPlan", "build_scheduler_plan"]
 
@@ -21,6 +21,9 @@ class SchedulerPlan:
     node_leaf: Mapping[str, str] = field(default_factory=dict)  # node -> the Slurm leaf it belongs under
     switches: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)  # (nodes, sw)
     managed: bool = True  # ibprov writes the topology file (else the site does: compared all the same)
+    # topology/block: block name (a Slurm leaf's) -> its nodes, and BlockSizes' first size (every base block's)
+    blocks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    block_size: int | None = None
 
 
 def build_scheduler_plan(loaded: LoadedSpec) -> SchedulerPlan:
@@ -33,6 +36,8 @@ def build_scheduler_plan(loaded: LoadedSpec) -> SchedulerPlan:
     }
     for upper in tree.uppers:
         switches[upper.name] = ((), tuple(upper.switches))
+    block = scheduler.topology.plugin == "block"
+    sizes = block_sizes(tree, tuple(scheduler.topology.block_sizes)) if block else []
     return SchedulerPlan(
         controller=scheduler.controller,
         nodes=tuple(scheduler_nodes(loaded.spec)),
@@ -40,4 +45,6 @@ def build_scheduler_plan(loaded: LoadedSpec) -> SchedulerPlan:
         node_leaf=dict(tree.node_leaf),
         switches=switches,
         managed=scheduler.manage_topology,
+        blocks={leaf.name: tuple(leaf.nodes) for leaf in tree.leaves} if block else {},
+        block_size=sizes[0] if sizes else None,
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ibprov.probes._text import ParseError
-from ibprov.probes.slurm import MARK, SEP, parse_config, parse_sinfo, parse_topology, parse_view
+from ibprov.probes.slurm import MARK, SEP, parse_blocks, parse_config, parse_sinfo, parse_topology, parse_view
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slurm"
 
@@ -100,3 +100,55 @@ def test_a_controller_without_slurm_or_without_slurmctld_is_an_error_saying_whic
         )
     )
     assert down.error == "sinfo failed: slurm_load_partitions: Unable to contact slurm controller (connect failure)"
+
+
+# ------------------------------------------------------------- Debian 13's Slurm 24.11.5 (trixie), topology/block
+def test_slurm_24_11s_block_records_give_base_and_aggregated_blocks_with_their_sizes() -> None:
+    text = fixture("scontrol-show-topology-block-24.11.txt")
+    blocks = parse_blocks(text)
+    assert [(b.name, b.index, b.size, b.aggregated) for b in blocks.values()] == [
+        ("b1", 0, 2, False), ("b2", 1, 2, False), ("b3", 2, 2, False), ("b[1-2]", 3, 4, True),
+    ]  # fmt: skip
+    assert blocks["b2"].nodes == ("node03", "node04")
+    assert blocks["b[1-2]"].nodes == ("node01", "node02", "node03", "node04")
+    switches, notes = parse_topology(text)
+    assert switches == {}
+    assert notes == [f"scontrol show topology: {text.splitlines()[0]}"], "block records are records, not notes"
+
+
+def test_slurm_24_11s_tree_records_read_as_22_05s() -> None:
+    switches, _ = parse_topology(fixture("scontrol-show-topology-24.11.txt"))
+    assert [(s.name, s.level, s.switches) for s in switches.values()] == [
+        ("leaf1", 0, ()), ("leaf2", 0, ()), ("top", 1, ("leaf1", "leaf2")),
+    ]  # fmt: skip
+    assert parse_blocks(fixture("scontrol-show-topology-24.11.txt")) == {}
+
+
+def test_slurm_24_11s_sinfo_marks_unresponsive_nodes_with_a_star_and_names_root_for_unknown_ones() -> None:
+    nodes, _ = parse_sinfo(fixture("sinfo-nodes-24.11.txt"))
+    assert {n: (v.state, v.drained, v.down) for n, v in nodes.items()} == {
+        "node01": ("drained*", True, False),
+        "node02": ("drained*", True, False),
+        **{f"node0{i}": ("unknown*", False, True) for i in range(3, 7)},
+    }
+    assert nodes["node01"].reason == "ibprov: link.state leaf01:1 <-> node01/mlx5_0:1"
+    assert nodes["node02"].reason == "RMA 4711"
+
+
+def test_a_bad_block_size_is_an_error_with_its_line() -> None:
+    with pytest.raises(ParseError, match="line 1: BlockIndex or BlockSize is not a number"):
+        parse_blocks("BlockName=b1 BlockIndex=0 Nodes=n1 BlockSize=x")
+
+
+def test_the_view_of_a_block_controller_on_slurm_24_11() -> None:
+    view = parse_view(
+        _probe(
+            version=fixture("sinfo-version-24.11.txt").splitlines()[1],
+            config=fixture("scontrol-show-config-block-24.11.txt"),
+            topology=fixture("scontrol-show-topology-block-24.11.txt"),
+            nodes=fixture("sinfo-nodes-24.11.txt"),
+        )
+    )
+    assert (view.error, view.plugin, view.version) == (None, "topology/block", "slurm-wlm 24.11.5")
+    assert set(view.blocks) == {"b1", "b2", "b3", "b[1-2]"}
+    assert len(view.nodes) == 6

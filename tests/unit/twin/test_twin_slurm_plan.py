@@ -10,7 +10,17 @@ import pytest
 
 from ibprov.clusterspec import LoadedSpec, load_spec_text
 from ibprov.twin.rack import RackNode, RackState, choose_containers
-from ibprov.twin.slurm import SIM_ENV, SlurmError, _dropin, _node_script, munge_key, plan_slurm, slurm_conf
+from ibprov.twin.slurm import (
+    SIM_ENV,
+    SlurmError,
+    _dropin,
+    _node_script,
+    check_version,
+    munge_key,
+    placeholder_topology,
+    plan_slurm,
+    slurm_conf,
+)
 
 
 def spec(n: int, scheduler: str) -> LoadedSpec:
@@ -122,3 +132,37 @@ def test_another_config_dir_reaches_slurmctld_and_logins(tmp_path: Path) -> None
     assert "Environment=SLURM_CONF=/etc/slurm-site/slurm.conf" in dropin
     assert "ConditionPathExists=/etc/slurm-site/slurm.conf" in dropin
     assert "SLURM_CONF=/etc/slurm-site/slurm.conf' >> /etc/environment" in _node_script(plan, state, "sm01", b"k")
+
+
+def test_a_block_spec_gets_topology_block_in_slurm_conf_and_a_placeholder_block(tmp_path: Path) -> None:
+    loaded = spec(4, "{controller: sm01, group: compute, version: '24.11', topology: {plugin: block}}")
+    state = rack(tmp_path, loaded)
+    plan = plan_slurm(loaded, state)
+    assert plan.plugin == "block"
+    assert "TopologyPlugin=topology/block" in slurm_conf(plan).splitlines()
+    assert placeholder_topology(plan).splitlines()[1] == "BlockName=twin-placeholder Nodes=cn01,cn02,cn03,cn04"
+    script = _node_script(plan, state, "sm01", b"k" * 1024)
+    assert "TopologyPlugin=topology/tree" not in script
+
+
+@pytest.mark.parametrize(
+    ("plugin", "version", "refused"),
+    [
+        ("block", "slurm-wlm 22.05.8", True),
+        ("block", "slurm 23.02.7", True),
+        ("block", "slurm 23.11.0", False),
+        ("block", "slurm-wlm 24.11.5", False),
+        ("tree", "slurm-wlm 22.05.8", False),
+        ("block", "sinfo: command not found", False),  # no version: the daemons' own error says more
+    ],
+)
+def test_a_block_topology_on_a_slurm_older_than_23_11_is_refused_naming_the_way_out(
+    tmp_path: Path, plugin: str, version: str, refused: bool
+) -> None:
+    loaded = spec(2, f"{{controller: sm01, group: compute, version: '24.11', topology: {{plugin: {plugin}}}}}")
+    plan = plan_slurm(loaded, rack(tmp_path, loaded))
+    if refused:
+        with pytest.raises(SlurmError, match=r"block needs Slurm >= 23.11; .* IBPROV_SUITE=trixie"):
+            check_version(plan, version)
+    else:
+        check_version(plan, version)

@@ -1,13 +1,13 @@
-"""verify --scheduler judges Slurm's view (real 22.05.8 output in tests/fixtures/slurm) against the plan: each
-planned node known and under its planned leaf, the planned switches, the plugin, nodes the spec does not plan,
-and nodes out of service."""
+"""verify --scheduler judges Slurm's view (real 22.05.8 and 24.11.5 output in tests/fixtures/slurm) against the
+plan: each planned node known and under its planned leaf (or in its planned block), the planned switches or
+blocks, the plugin, nodes the spec does not plan, and nodes out of service."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
-from ibprov.probes.slurm import SlurmSwitch, SlurmView, parse_sinfo, parse_topology
+from ibprov.probes.slurm import SlurmSwitch, SlurmView, parse_blocks, parse_sinfo, parse_topology
 from ibprov.report.model import Finding
 from ibprov.verify.scheduler.plan import SchedulerPlan
 from ibprov.verify.scheduler.section import check_scheduler
@@ -99,8 +99,50 @@ def test_the_wrong_plugin_and_a_controller_that_did_not_answer() -> None:
     assert all(not c.objects for c in report.checks if c.id != "scheduler.controller")  # nothing else judged
 
 
-def test_a_block_plan_skips_the_tree_read_back_and_says_why() -> None:
-    report = check_scheduler(replace(PLAN, plugin="topology/block"), replace(seen(), plugin="topology/block"))
-    leaf = next(c for c in report.checks if c.id == "scheduler.node_leaf")
-    assert leaf.objects == ()
-    assert "22.05 has topology/tree only" in leaf.skipped[0][1]
+BLOCK_PLAN = SchedulerPlan(
+    controller="ctl",
+    nodes=("node01", "node02", "node03", "node04", "node05", "node06"),
+    plugin="topology/block",
+    node_leaf={f"node0{i}": f"b{(i + 1) // 2}" for i in range(1, 7)},
+    blocks={"b1": ("node01", "node02"), "b2": ("node03", "node04"), "b3": ("node05", "node06")},
+    block_size=2,
+)
+
+
+def seen_blocks() -> SlurmView:
+    """Debian 13's Slurm 24.11.5 under topology/block (three blocks of two, BlockSizes=2,4), as parse_view reads
+    it: its nodes from the same controller's sinfo."""
+    text = (FIXTURES / "scontrol-show-topology-block-24.11.txt").read_text()
+    nodes, _ = parse_sinfo((FIXTURES / "sinfo-nodes-24.11.txt").read_text())
+    return SlurmView(version="slurm-wlm 24.11.5", plugin="topology/block", blocks=parse_blocks(text), nodes=nodes)
+
+
+def test_slurm_24_11s_blocks_read_back_as_planned_pass_and_the_aggregated_block_is_no_extra_block() -> None:
+    got = findings(BLOCK_PLAN, seen_blocks())
+    assert {c for c, _, _ in got} == {"scheduler.node_state"}  # node01, node02 drained in the capture
+    report = check_scheduler(BLOCK_PLAN, seen_blocks())
+    checks = {c.id: c for c in report.checks}
+    assert checks["scheduler.blocks"].objects == ("b1", "b2", "b3")
+    assert len(checks["scheduler.node_leaf"].objects) == 6, "the nodes are judged in their blocks, not skipped"
+    assert checks["scheduler.switches"].objects == ()
+
+
+def test_a_node_in_another_block_a_missing_block_and_a_wrong_block_size_are_found() -> None:
+    plan = replace(
+        BLOCK_PLAN,
+        node_leaf={**BLOCK_PLAN.node_leaf, "node03": "b1"},
+        blocks={"b1": ("node01", "node02", "node03"), "b2": ("node04",), "b3": ("node05", "node06"), "b4": ()},
+        block_size=4,
+    )
+    got = findings(plan, seen_blocks())
+    assert ("scheduler.node_leaf", "node03", "in b2") in got
+    assert ("scheduler.blocks", "b1", "Nodes=node[01-02]") in got
+    assert ("scheduler.blocks", "b2", "Nodes=node[03-04]") in got
+    assert ("scheduler.blocks", "b3", "BlockSize=2") in got
+    assert ("scheduler.blocks", "b4", "not in Slurm's topology") in got
+
+
+def test_a_block_slurm_has_and_the_plan_does_not_is_found() -> None:
+    plan = replace(BLOCK_PLAN, blocks={k: v for k, v in BLOCK_PLAN.blocks.items() if k != "b3"})
+    got = findings(plan, seen_blocks(), "scheduler.blocks")
+    assert got == [("scheduler.blocks", "b3", "in Slurm's topology, not in the plan")]
