@@ -45,13 +45,14 @@ from pathlib import Path
 from typing import Any
 
 from ibprov.clusterspec import LoadedSpec
+from ibprov.clusterspec.units import Speed
 from ibprov.errors import ExitCode, IbprovError
 from ibprov.identity.guids import GuidBook
 from ibprov.resources import images_dir
 from ibprov.run import Target
 from ibprov.twin import slurm
 from ibprov.twin.sim import UMAD2SIM
-from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits, read_limits
+from ibprov.twinnet.limits import LIMITS_FILE, TwinLimits, read_limits, release_speeds
 from ibprov.twinnet.netfile import build_twin
 from ibprov.verify.target import VerifyTarget
 
@@ -213,6 +214,15 @@ def node_image() -> str:
     return proc.stdout.strip().splitlines()[-1]
 
 
+def image_simulator(image: str) -> tuple[str, frozenset[Speed]]:
+    """The ibsim of a node image (its ibsim-utils package) and the speeds that release runs."""
+    version = podman(
+        "run", "--rm", "--network", "none", image, "dpkg-query", "-W", "-f", "${Version}", "ibsim-utils",
+        timeout=120,
+    ).strip()  # fmt: skip
+    return release_speeds(version)
+
+
 def _exec(container: str, script: str, *, timeout: float = 120.0) -> str:
     return podman("exec", container, "sh", "-c", script, timeout=timeout)
 
@@ -364,10 +374,12 @@ def up(loaded: LoadedSpec, *, base: Path | None = None, say: Callable[[str], Non
     path.mkdir(parents=True, exist_ok=True)
     book = GuidBook.for_spec(loaded, allow_synthetic=True, twin=True)
     with_box, without = choose_containers(loaded)
-    twin = build_twin(loaded, book)  # the rack's ibsim is the image's (Debian 12's ibsim 0.10)
+    image = node_image()
+    simulator, speeds = image_simulator(image)  # the rack's ibsim is the image's (Debian 12: 0.10, 13: 0.12)
+    twin = build_twin(loaded, book, simulator=simulator, speeds=speeds)
     run_id = uuid.uuid4().hex[:6]
     prefix = f"ibprov-twin-{loaded.spec.cluster.name}-{run_id}"
-    say(f"image: {(image := node_image())}")
+    say(f"image: {image} ({simulator})")
     state = RackState(
         cluster=loaded.spec.cluster.name,
         run_id=run_id,

@@ -211,7 +211,8 @@ BLOCK_SLURM = (23, 11)  # topology/block came with Slurm 23.11
 
 
 def slurm_version(text: str) -> tuple[int, int] | None:
-    """``sinfo --version`` (``slurm-wlm 24.11.5``, ``slurm 22.05.8``) -> (24, 11); None when it says no version."""
+    """``sinfo --version`` (``slurm-wlm 24.11.5``) or the package's (``slurm 22.05.8-4+deb12u3``) -> (24, 11); None
+    when it names no version."""
     match = re.search(r"(\d+)\.(\d+)", text)
     return (int(match[1]), int(match[2])) if match else None
 
@@ -297,7 +298,12 @@ def start(
 ) -> SlurmPlan:
     """Start the twin's Slurm (munge key, slurm.conf, daemons) and wait until every Slurm node is idle."""
     plan = plan_slurm(loaded, state)
-    check_version(plan, podman("exec", state.nodes[plan.controller].container, "sinfo", "--version", timeout=30))
+    # the package's version: sinfo --version needs a slurm.conf, which is not written yet
+    version = podman(
+        "exec", state.nodes[plan.controller].container, "dpkg-query", "-W", "-f", "slurm ${Version}", "slurm-client",
+        check=False, timeout=30,
+    )  # fmt: skip
+    check_version(plan, version)
     key = munge_key(state)
     began = time.monotonic()
     # the controller first: slurmd registers with it as soon as it starts

@@ -11,6 +11,13 @@ Measured, not assumed (Debian 12: ibsim-utils 0.10-2, opensm 3.3.23, infiniband-
   therefore asks the ibsim it runs (:func:`ibprov.twin.sim.simulator`) which speeds it takes, and substitutes
   only the others: FDR10, a Mellanox vendor extension (ExtendedPortInfo) that no ibsim answers, at QDR (the
   same 10 Gb/s lane signalling); NDR and XDR at the fastest speed the simulator has.
+* **Per release.** Debian 13 (trixie) packages ibsim and libumad2sim 0.12. Against 0.10 (read in
+  linux-rdma/ibsim, ``git diff ibsim-0.10 ibsim-0.12``): NDR (``e=8``, LinkSpeedExtActive NDR, PortInfo's
+  IsLinkSpeedNDRSupported bit, libumad2sim's sysfs rate ``(4X NDR)``); a linear forwarding table of 48K LIDs
+  instead of 30K; a port's speed 0 taken as QDR; HCAs no longer claim IsVendorClassSupported. Unchanged: the
+  10 clients (IBSIM_MAX_CLIENTS), one answer per MAD, no MAD timeouts (libumad2sim's MAD path is the same), at
+  most 2,048 nodes and 256 switches. The twin rack runs its node image's ibsim (:data:`IBSIM_RELEASES`): a
+  Debian 13 rack runs NDR links as NDR, measured in ``tests/twin/test_twin_slurm_block.py``.
 * **Widths.** ibsim runs every width the spec accepts: ``w=16`` gives 2X links (LinkWidthActive 2X,
   iblinkinfo ``2X``, ibnetdiscover ``2xHDR``), like 1x/4x/8x/12x. No width is substituted.
 * **Clients.** ibsim serves at most 10 client processes at once (IBSIM_MAX_CLIENTS, a compile-time
@@ -41,6 +48,7 @@ from ibprov.clusterspec.units import Speed, Width
 from ibprov.errors import IbprovError
 
 __all__ = [
+    "IBSIM_RELEASES",
     "LIMITS_FILE",
     "MAX_CLIENTS",
     "NO_PHYSICAL_LAYER",
@@ -49,6 +57,7 @@ __all__ = [
     "TwinLimits",
     "link_key",
     "read_limits",
+    "release_speeds",
     "twin_limits",
     "twin_rate",
 ]
@@ -60,6 +69,28 @@ MAX_CLIENTS = 10  # ibsim's IBSIM_MAX_CLIENTS
 _ORDER = (Speed.SDR, Speed.DDR, Speed.QDR, Speed.FDR, Speed.EDR, Speed.HDR, Speed.NDR)
 # what ibsim 0.10 takes (measured); 0.11 adds NDR; no ibsim has FDR10 or XDR
 SIM_SPEEDS: frozenset[Speed] = frozenset(_ORDER[:6])
+# the speeds of each packaged ibsim release (Debian 12: 0.10, Debian 13: 0.12), for the twin rack, whose ibsim is
+# its node image's and cannot be probed on this host before the rack exists
+IBSIM_RELEASES: Mapping[tuple[int, int], frozenset[Speed]] = {
+    (0, 10): SIM_SPEEDS,
+    (0, 11): SIM_SPEEDS | {Speed.NDR},
+    (0, 12): SIM_SPEEDS | {Speed.NDR},
+}
+
+
+def release_speeds(version: str) -> tuple[str, frozenset[Speed]]:
+    """The simulator and its speeds for an ibsim package version (``0.12-1``, ``0.10-2``): the release's row of
+    :data:`IBSIM_RELEASES`, or for a release not in it the nearest older one."""
+    parts = version.split("-")[0].split(".")
+    try:
+        release = (int(parts[0]), int(parts[1]))
+    except (IndexError, ValueError):
+        return SIMULATOR, SIM_SPEEDS
+    known = [r for r in sorted(IBSIM_RELEASES) if r <= release]
+    speeds = IBSIM_RELEASES[known[-1]] if known else SIM_SPEEDS
+    return f"ibsim {release[0]}.{release[1]}", speeds
+
+
 WIDTH_STAND_IN: Mapping[Width, Width] = {}  # measured: ibsim runs 1x, 2x, 4x, 8x and 12x
 
 

@@ -1,6 +1,7 @@
-"""Slurm's topology/block in a Debian 13 twin rack (issue 39): `twin up` on trixie's node image runs Slurm
-24.11.5 with the spec's plugin, `apply` (role ib_slurm_topology) writes the planned blocks, slurmctld reads them,
-`verify --scheduler` reads them back (and finds a node moved to another block), and `twin down` leaves nothing.
+"""Slurm's topology/block in a Debian 13 twin rack (issue 39): `twin up` on trixie's node image runs its ibsim
+0.12 with NDR links as NDR (verify --fabric finds them so, no stand-in) and Slurm 24.11.5 with the spec's
+plugin, `apply` (role ib_slurm_topology) writes the planned blocks, slurmctld reads them, `verify --scheduler`
+reads them back (and finds a node moved to another block), and `twin down` leaves nothing.
 
 The rack of test_twin_slurm.py (five compute nodes on two leaves: blocks of three and two nodes), its scheduler
 asking for topology/block. Needs podman; the trixie node image is built (debootstrap) or loaded from the cache.
@@ -21,10 +22,11 @@ from ibprov.twin.rack import RackState, apply_target, down, load_state, up, veri
 from ibprov.verify.registry import VerifyOptions, run_sections, section_info
 
 pytestmark = pytest.mark.twin
+# NDR: Debian 13's ibsim 0.12 runs NDR links (0.10 runs them at HDR): the rack's fabric is verified at NDR
 BLOCK_SPEC = SPEC.replace(
     "scheduler: {controller: sm01, group: compute}",
     "scheduler: {controller: sm01, group: compute, version: '24.11', topology: {plugin: block}}",
-)
+).replace("speed: HDR", "speed: NDR")
 COMPUTE = ["cn01", "cn02", "cn03", "cn04", "cn05"]
 
 
@@ -34,7 +36,8 @@ def block_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Loade
         pytest.skip("podman is not installed (scripts/molecule.sh installs it)")
     from ibprov.run import apply_spec
 
-    assert BLOCK_SPEC != SPEC, "the scheduler line of test_twin_slurm.py's spec changed"
+    assert BLOCK_SPEC.count("NDR") == 1, "the fabric speed line of test_twin_slurm.py's spec changed"
+    assert "plugin: block" in BLOCK_SPEC, "the scheduler line of test_twin_slurm.py's spec changed"
     tmp = tmp_path_factory.mktemp("slurm-block-twin")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("IBPROV_TWIN_DIR", str(tmp / "twins"))
@@ -58,6 +61,19 @@ def block_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Loade
     assert state.ibsim in removed
     assert podman_names("container", state.run_id) == []
     assert podman_names("network", state.run_id) == []
+
+
+def test_debian_13s_ibsim_runs_ndr_links_at_ndr_and_verify_finds_the_fabric_as_planned(
+    block_twin: tuple[LoadedSpec, RackState],
+) -> None:
+    loaded, state = block_twin
+    limits = state.limits
+    assert limits.simulator == "ibsim 0.12", limits.simulator
+    assert "NDR" in limits.speeds
+    assert limits.links == (), "no link stands in for another speed"
+    report = run_sections(loaded, [section_info("fabric")], VerifyOptions(target=verify_target(state)))
+    assert report.findings == [], [f.text for f in report.findings]
+    assert not any("run at" in note for s in report.sections for note in s.notes), report.sections[0].notes
 
 
 def test_slurm_24_11_runs_the_planned_blocks_and_verify_reads_them_back(

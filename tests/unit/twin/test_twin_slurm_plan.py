@@ -150,6 +150,7 @@ def test_a_block_spec_gets_topology_block_in_slurm_conf_and_a_placeholder_block(
     [
         ("block", "slurm-wlm 22.05.8", True),
         ("block", "slurm 23.02.7", True),
+        ("block", "slurm 22.05.8-4+deb12u3", True),  # the package version, as twin up reads it
         ("block", "slurm 23.11.0", False),
         ("block", "slurm-wlm 24.11.5", False),
         ("tree", "slurm-wlm 22.05.8", False),

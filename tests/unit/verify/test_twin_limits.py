@@ -16,7 +16,7 @@ from ibprov.clusterspec.types import Endpoint
 from ibprov.clusterspec.units import Speed, Width
 from ibprov.identity.guids import GuidBook
 from ibprov.report import Report, to_dict, to_junit
-from ibprov.twinnet.limits import TwinLimits, read_limits, twin_limits, twin_rate
+from ibprov.twinnet.limits import TwinLimits, read_limits, release_speeds, twin_limits, twin_rate
 from ibprov.twinnet.netfile import build_twin
 from ibprov.verify.fabric.observation import ObservedLink
 from ibprov.verify.fabric.plan import build_plan
@@ -192,3 +192,24 @@ def test_a_simulator_that_runs_ndr_gets_ndr_links_and_xdr_falls_back_to_ndr() ->
         "2 links planned 4x XDR run at 4x NDR on the twin (ibsim 0.11+ runs speeds up to NDR): "
         "judged at 4x NDR, not verified at 4x XDR"
     ]
+
+
+# ------------------------------------------------------------------- per ibsim release (Debian 12: 0.10, 13: 0.12)
+@pytest.mark.parametrize(
+    ("package", "simulator", "ndr"),
+    [
+        ("0.10-2", "ibsim 0.10", False),  # Debian 12
+        ("0.12-1", "ibsim 0.12", True),  # Debian 13
+        ("0.11", "ibsim 0.11", True),
+        ("0.13-1", "ibsim 0.13", True),  # a later release: at least what 0.12 runs
+        ("0.9-1", "ibsim 0.9", False),  # an earlier one: no more than 0.10
+        ("", "ibsim 0.10", False),  # dpkg-query said nothing
+    ],
+)
+def test_each_ibsim_release_runs_the_speeds_it_was_measured_to_run(package: str, simulator: str, ndr: bool) -> None:
+    name, speeds = release_speeds(package)
+    assert name == simulator
+    assert (Speed.NDR in speeds) is ndr
+    assert Speed.HDR in speeds
+    assert Speed.FDR10 not in speeds
+    assert Speed.XDR not in speeds, "no ibsim has XDR"

@@ -1,0 +1,42 @@
+#!/bin/bash
+# The unit suite (the tests `make unit` runs) under Debian 13's Python 3.13, in a container of the trixie node
+# image, with no network: ibprov and its test dependencies are installed from wheels downloaded here for Python
+# 3.13 (cached in ${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse}/py313-dev-<key>), the checkout is
+# copied in (read-only mount), and the host's promtool (a static binary) is lent to the monitoring tests.
+# Headless Chromium is not in the image: the HTML tests skip there (they run on the host's Python).
+#   scripts/unit-py313.sh [PYTEST ARGS...]
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+VENV=${VENV:-$REPO/.venv}
+export CONTAINERS_CONF=${CONTAINERS_CONF:-$REPO/images/containers.conf}
+log() { echo "unit-py313: $*" >&2; }
+
+IMAGE=$(IBPROV_SUITE=trixie "$REPO/images/ensure-images.sh" | tail -n1)
+WHEELS_ROOT=${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse}
+key=$( (cat "$REPO/pyproject.toml"; echo "python 3.13 dev") | sha256sum | cut -c1-12)
+WHEELS=$WHEELS_ROOT/py313-dev-$key
+if [ ! -f "$WHEELS/.complete" ]; then
+  log "downloading the dependencies' wheels for Python 3.13 into $WHEELS"
+  rm -rf "$WHEELS.tmp.$$" && mkdir -p "$WHEELS.tmp.$$"
+  "$VENV/bin/pip" download -q --only-binary=:all: --python-version 3.13 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    --dest "$WHEELS.tmp.$$" "$REPO[dev]" 2> >(grep -v '^WARNING: Location' >&2)
+  rm -f "$WHEELS.tmp.$$"/ibprov-*
+  rm -rf "$WHEELS" && mv "$WHEELS.tmp.$$" "$WHEELS" && touch "$WHEELS/.complete"
+fi
+PROMTOOL=()
+[ -x /usr/bin/promtool ] && PROMTOOL=(-v /usr/bin/promtool:/usr/bin/promtool:ro)
+
+name=ibprov-py313-$$
+log "container $name ($IMAGE): $(podman run --rm --network none "$IMAGE" python3 --version)"
+# shellcheck disable=SC2016  # expanded in the container
+podman run --rm --name "$name" --network none -v "$REPO:/src:ro" -v "$WHEELS:/wheels:ro" "${PROMTOOL[@]}" \
+  -e PYTHONDONTWRITEBYTECODE=1 -e NO_COLOR=1 "$IMAGE" bash -c '
+    set -euo pipefail
+    mkdir -p /tmp/src && cd /src
+    tar --exclude=./.venv --exclude=./.git --exclude=./.mutate --exclude="*/__pycache__" -cf - . | tar -C /tmp/src -xf -
+    python3 -m venv /tmp/venv
+    /tmp/venv/bin/pip install -q --no-index --find-links /wheels -e "/tmp/src[dev]"
+    cd /tmp/src
+    exec /tmp/venv/bin/pytest -q -n 2 -p no:cacheprovider -m "not sim and not molecule and not twin" -rs "$@" tests
+  ' unit-py313 "$@"
