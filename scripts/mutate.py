@@ -228,6 +228,15 @@ def report(scores: list[ModuleScore], target: float) -> str:
     return "\n".join(out)
 
 
+def _commit() -> str:
+    """The checkout's commit, or "no git" outside a git checkout (a copy, a release tarball)."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    except FileNotFoundError:
+        return "no git"
+    return done.stdout.strip() if done.returncode == 0 else "no git"
+
+
 def record(scores: list[ModuleScore], table: Path = TABLE) -> None:
     """Replace or add each module's row in the score table of docs/mutation.md (between its markers)."""
     text = table.read_text()
@@ -235,9 +244,7 @@ def record(scores: list[ModuleScore], table: Path = TABLE) -> None:
     head, rest = text.split(start, 1)
     body, tail = rest.split(end, 1)
     rows = {ln.split("|")[1].strip().strip("`"): ln for ln in body.splitlines() if ln.startswith("| `")}
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    commit = _commit()
     day = dt.date.today().isoformat()
     for s in scores:
         survived = s.total - s.killed - len(s.equivalent)

@@ -13,14 +13,16 @@ log() { echo "unit-py313: $*" >&2; }
 
 IMAGE=$(IBPROV_SUITE=trixie "$REPO/images/ensure-images.sh" | tail -n1)
 WHEELS_ROOT=${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse}
-key=$( (cat "$REPO/pyproject.toml"; echo "python 3.13 dev") | sha256sum | cut -c1-12)
+key=$( (cat "$REPO/pyproject.toml"; echo "python 3.13 dev pip hatchling editables pyyaml-ft") | sha256sum | cut -c1-12)
 WHEELS=$WHEELS_ROOT/py313-dev-$key
 if [ ! -f "$WHEELS/.complete" ]; then
   log "downloading the dependencies' wheels for Python 3.13 into $WHEELS"
   rm -rf "$WHEELS.tmp.$$" && mkdir -p "$WHEELS.tmp.$$"
+  # pip evaluates environment markers for the Python it runs on, not for --python-version: what the dependencies
+  # need only on 3.13 is named here (libcst: pyyaml-ft; python_version >= "3.13")
   "$VENV/bin/pip" download -q --only-binary=:all: --python-version 3.13 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    --dest "$WHEELS.tmp.$$" "$REPO[dev]" 2> >(grep -v '^WARNING: Location' >&2)
+    --dest "$WHEELS.tmp.$$" "$REPO[dev]" pip "hatchling>=1.21" editables "pyyaml-ft>=8.0.0" 2> >(grep -v '^WARNING: Location' >&2)
   rm -f "$WHEELS.tmp.$$"/ibprov-*
   rm -rf "$WHEELS" && mv "$WHEELS.tmp.$$" "$WHEELS" && touch "$WHEELS/.complete"
 fi
@@ -35,7 +37,9 @@ podman run --rm --name "$name" --network none -v "$REPO:/src:ro" -v "$WHEELS:/wh
     set -euo pipefail
     mkdir -p /tmp/src && cd /src
     tar --exclude=./.venv --exclude=./.git --exclude=./.mutate --exclude="*/__pycache__" -cf - . | tar -C /tmp/src -xf -
-    python3 -m venv /tmp/venv
+    # the image has python3-venv downloaded, not installed: a venv without pip, and pip from its wheel
+    python3 -m venv --without-pip /tmp/venv
+    /tmp/venv/bin/python3 "$(ls /wheels/pip-*.whl)/pip" install -q --no-index --find-links /wheels pip
     /tmp/venv/bin/pip install -q --no-index --find-links /wheels -e "/tmp/src[dev]"
     cd /tmp/src
     exec /tmp/venv/bin/pytest -q -n 2 -p no:cacheprovider -m "not sim and not molecule and not twin" -rs "$@" tests

@@ -146,7 +146,8 @@ def _stamp(log: RoutingLog) -> datetime | None:
     if line is None:
         return None
     try:
-        return datetime.strptime(" ".join(line.text.split()[:4]), "%b %d %H:%M:%S %f")
+        # OpenSM's stamp has no year; a leap year parses Feb 29 (Python 3.13 warns on a yearless date, 3.15 fails)
+        return datetime.strptime("2000 " + " ".join(line.text.split()[:4]), "%Y %b %d %H:%M:%S %f")
     except ValueError:
         return None
 

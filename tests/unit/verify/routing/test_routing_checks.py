@@ -194,6 +194,14 @@ def test_the_engine_is_read_from_the_sm_that_routed_last_a_standby_after_a_failo
     assert latest_router({}) is None
 
 
+def test_an_sm_that_routed_on_feb_29_is_dated_and_wins_over_one_that_routed_on_feb_28() -> None:
+    # OpenSM's log stamps have no year: a Feb 29 stamp must still parse (it did not with Python's default 1900)
+    older = smlog.parse(read_capture("routing/opensm-log-ring5-minhop.txt").replace("Dec 04 ", "Feb 28 "))
+    leap = smlog.parse(read_capture("routing/opensm-log-ring5-updn-root-S0.txt").replace("Dec 04 ", "Feb 29 "))
+    assert latest_router({"sm02": leap, "sm01": older}) == "sm02"
+    assert latest_router({"sm01": older, "sm02": leap}) == "sm02"
+
+
 @pytest.mark.parametrize(
     ("port", "said"),
     [(0, "port 0, the switch itself"), (2, "port 2, to n011/mlx5_0:1"), (7, "port 7, which has no cable to a switch")],
