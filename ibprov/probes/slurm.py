@@ -228,10 +228,11 @@ def parse_view(stdout: str) -> SlurmView:
         return SlurmView(version=version, error=f"sinfo failed: {node_notes[0].removeprefix('sinfo: ')}")
     switches, topo_notes = parse_topology(sections.get("topology", ""))
     blocks = parse_blocks(sections.get("topology", ""))
-    plugin = parse_config(sections.get("config", "")).get("TopologyPlugin", "")
+    # no TopologyPlugin line (the config section missing, scontrol show config failed): not read, never "none"
+    plugin = parse_config(sections.get("config", "")).get("TopologyPlugin")
     return SlurmView(
         version=version.removeprefix("slurm ").strip(),
-        plugin="topology/none" if plugin in _NULL else plugin,
+        plugin="" if plugin is None else "topology/none" if plugin in _NULL else plugin,
         switches=switches,
         nodes=nodes,
         notes=(*topo_notes, *node_notes),

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -104,18 +105,42 @@ def wait_states(state: RackState, want: dict[str, str], timeout: float = 60) -> 
     return seen
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LoadedSpec, RackState, Path]]:
-    """One Slurm twin for the file: up (timed), apply, and down at the end (nothing left behind)."""
+@contextmanager
+def cn03_moved_to_leaf02(state: RackState) -> Iterator[None]:
+    """topology.conf edited by hand on the controller (cn03 moved from leaf01's line to leaf02's, a switch's or a
+    block's) and taken by slurmctld; the planned file put back and reconfigured afterwards."""
+    conf = "/etc/slurm/topology.conf"
+    on_controller(
+        state,
+        f"cp {conf} {conf}.good && sed -i -e 's/cn\\[01-03\\]/cn[01-02]/' "
+        f"-e 's/cn\\[04-05\\]/cn[03-05]/' {conf} && scontrol reconfigure",
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "cn[03-05]" not in on_controller(state, "scontrol show topology", check=False):
+            assert time.monotonic() < deadline, "slurmctld did not take the edited topology.conf in 60 s"
+            time.sleep(1)
+        yield
+    finally:
+        on_controller(state, f"mv {conf}.good {conf} && scontrol reconfigure")
+
+
+@contextmanager
+def slurm_twin(
+    tmp: Path, text: str, *, env: dict[str, str] | None = None
+) -> Iterator[tuple[LoadedSpec, RackState, Path]]:
+    """A Slurm twin of the spec ``text``: up (timed), apply, and down at the end (nothing left behind); ``env``
+    for the twin's own settings (IBPROV_SUITE for Debian 13 nodes)."""
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (scripts/molecule.sh installs it)")
     from ibprov.run import apply_spec
 
-    tmp = tmp_path_factory.mktemp("slurm-twin")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("IBPROV_TWIN_DIR", str(tmp / "twins"))
+        for name, value in (env or {}).items():
+            mp.setenv(name, value)
         spec = tmp / "slurm.yaml"
-        spec.write_text(SPEC % {"run": os.getpid() % 10000})
+        spec.write_text(text)
         loaded = load_spec(spec)
         lines: list[str] = []
         began = time.monotonic()
@@ -134,6 +159,13 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LoadedSpec,
     assert podman_names("container", state.run_id) == []
     assert podman_names("network", state.run_id) == []
     assert not Path(state.directory).exists()
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LoadedSpec, RackState, Path]]:
+    """One Slurm twin for the file."""
+    with slurm_twin(tmp_path_factory.mktemp("slurm-twin"), SPEC % {"run": os.getpid() % 10000}) as running:
+        yield running
 
 
 def test_twin_slurm_runs_the_planned_topology_and_places_jobs_under_one_leaf(
@@ -194,19 +226,11 @@ def test_twin_slurm_runs_the_planned_topology_and_places_jobs_under_one_leaf(
     clean = run_sections(loaded, scheduler, options)
     assert clean.findings == [], [f.text for f in clean.findings]
     assert clean.section("scheduler").facts.as_dict()["known_nodes"] == 5
-    conf = "/etc/slurm/topology.conf"
-    on_controller(
-        state,
-        f"cp {conf} {conf}.good && sed -i -e 's/cn\\[01-03\\]/cn[01-02]/' "
-        f"-e 's/cn\\[04-05\\]/cn[03-05]/' {conf} && scontrol reconfigure",
-    )
-    try:
+    with cn03_moved_to_leaf02(state):
         moved = run_sections(loaded, scheduler, options)
         got = {(f.check, f.object, f.observed) for f in moved.findings}
         assert ("scheduler.node_leaf", "cn03", "under leaf02") in got, got
         assert ("scheduler.switches", "leaf02", "Nodes=cn[03-05]") in got, got
-    finally:
-        on_controller(state, f"mv {conf}.good {conf} && scontrol reconfigure")
     assert run_sections(loaded, scheduler, options).findings == []
 
     lines = status(loaded)

@@ -10,15 +10,14 @@ asking for topology/block. Needs podman; the trixie node image is built (deboots
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Iterator
 
 import pytest
-from test_twin_slurm import SPEC, on_controller, podman_names, wait_states
+from test_twin_slurm import SPEC, cn03_moved_to_leaf02, on_controller, slurm_twin, wait_states
 
-from ibprov.clusterspec import LoadedSpec, load_spec
-from ibprov.twin.rack import RackState, apply_target, down, load_state, up, verify_target
+from ibprov.clusterspec import LoadedSpec
+from ibprov.twin.rack import RackState, verify_target
 from ibprov.verify.registry import VerifyOptions, run_sections, section_info
 
 pytestmark = pytest.mark.twin
@@ -32,35 +31,13 @@ COMPUTE = ["cn01", "cn02", "cn03", "cn04", "cn05"]
 
 @pytest.fixture(scope="module")
 def block_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LoadedSpec, RackState]]:
-    if shutil.which("podman") is None:
-        pytest.skip("podman is not installed (scripts/molecule.sh installs it)")
-    from ibprov.run import apply_spec
-
     assert BLOCK_SPEC.count("NDR") == 1, "the fabric speed line of test_twin_slurm.py's spec changed"
     assert "plugin: block" in BLOCK_SPEC, "the scheduler line of test_twin_slurm.py's spec changed"
-    tmp = tmp_path_factory.mktemp("slurm-block-twin")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("IBPROV_TWIN_DIR", str(tmp / "twins"))
-        mp.setenv("IBPROV_SUITE", "trixie")
-        spec = tmp / "block.yaml"
-        spec.write_text(BLOCK_SPEC % {"run": os.getpid() % 10000 + 1})
-        loaded = load_spec(spec)
-        lines: list[str] = []
-        began = time.monotonic()
-        state = up(loaded, say=lines.append)
-        try:
-            print(f"twin up (Debian 13) with Slurm: {time.monotonic() - began:.1f} s; " + " | ".join(lines))
-            assert "trixie" in state.image, state.image
-            began = time.monotonic()
-            result = apply_spec(loaded, tmp / "run", target=apply_target(state))
-            print(f"apply: {time.monotonic() - began:.1f} s")
-            assert (result.rc, result.failed_hosts) == (0, [])
-            yield loaded, load_state(loaded)
-        finally:
-            removed = down(loaded)
-    assert state.ibsim in removed
-    assert podman_names("container", state.run_id) == []
-    assert podman_names("network", state.run_id) == []
+    text = BLOCK_SPEC % {"run": os.getpid() % 10000 + 1}
+    with slurm_twin(tmp_path_factory.mktemp("slurm-block-twin"), text, env={"IBPROV_SUITE": "trixie"}) as running:
+        loaded, state, _spec = running
+        assert "trixie" in state.image, state.image
+        yield loaded, state
 
 
 def test_debian_13s_ibsim_runs_ndr_links_at_ndr_and_verify_finds_the_fabric_as_planned(
@@ -102,23 +79,11 @@ def test_slurm_24_11_runs_the_planned_blocks_and_verify_reads_them_back(
     assert checks["scheduler.blocks"].objects == ("leaf01", "leaf02")
     assert len(checks["scheduler.node_leaf"].objects) == 5
 
-    conf = "/etc/slurm/topology.conf"
-    on_controller(
-        state,
-        f"cp {conf} {conf}.good && sed -i -e 's/cn\\[01-03\\]/cn[01-02]/' -e 's/cn\\[04-05\\]/cn[03-05]/' {conf} "
-        "&& scontrol reconfigure",
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while "cn[03-05]" not in on_controller(state, "scontrol show topology", check=False):
-            assert time.monotonic() < deadline, "slurmctld did not take the edited topology.conf in 60 s"
-            time.sleep(1)
+    with cn03_moved_to_leaf02(state):
         moved = run_sections(loaded, scheduler, options)
         got = {(f.check, f.object, f.observed) for f in moved.findings}
         assert ("scheduler.node_leaf", "cn03", "in leaf02") in got, got
         assert ("scheduler.blocks", "leaf02", "Nodes=cn[03-05]") in got, got
-    finally:
-        on_controller(state, f"mv {conf}.good {conf} && scontrol reconfigure")
     deadline = time.monotonic() + 60
     while (findings := run_sections(loaded, scheduler, options).findings) and time.monotonic() < deadline:
         time.sleep(2)

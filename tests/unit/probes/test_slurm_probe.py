@@ -9,7 +9,19 @@ from pathlib import Path
 import pytest
 
 from ibprov.probes._text import ParseError
-from ibprov.probes.slurm import MARK, SEP, parse_blocks, parse_config, parse_sinfo, parse_topology, parse_view
+from ibprov.probes.slurm import (
+    MARK,
+    SEP,
+    SlurmBlock,
+    SlurmNode,
+    SlurmSwitch,
+    SlurmView,
+    parse_blocks,
+    parse_config,
+    parse_sinfo,
+    parse_topology,
+    parse_view,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slurm"
 
@@ -152,3 +164,102 @@ def test_the_view_of_a_block_controller_on_slurm_24_11() -> None:
     assert (view.error, view.plugin, view.version) == (None, "topology/block", "slurm-wlm 24.11.5")
     assert set(view.blocks) == {"b1", "b2", "b3", "b[1-2]"}
     assert len(view.nodes) == 6
+
+
+# ------------------------------------------------------------------------------- records as sparse as Slurm allows
+def test_records_without_their_optional_words_and_blank_lines_between_them() -> None:
+    text = "SwitchName=a\n\n   \nSwitchName=b Level=1 Switches=a\n\nBlockName=b1\n\nBlockName=b2 Nodes=n[1-2]\n"
+    switches, notes = parse_topology(text)
+    assert switches == {
+        "a": SlurmSwitch("a", 0, (), ()),
+        "b": SlurmSwitch("b", 1, (), ("a",)),
+    }
+    assert notes == []
+    assert parse_blocks(text) == {
+        "b1": SlurmBlock("b1", 0, (), None),
+        "b2": SlurmBlock("b2", 0, ("n1", "n2"), None),
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "SwitchName=a\nSwitchName=b Level=x",
+            "scontrol show topology: line 2: Level is not a number: 'SwitchName=b Level=x'",
+        ),
+        (
+            "SwitchName=a\nSwitchName=b Level=1 Switches=s[1-",
+            "scontrol show topology: line 2: bad hostlist 's[1-': '[' without ']' in hostlist 's[1-': "
+            "'SwitchName=b Level=1 Switches=s[1-'",
+        ),
+    ],
+)
+def test_a_topology_record_that_cannot_be_read_is_an_error_naming_the_tool_the_line_and_why(
+    text: str, message: str
+) -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_topology(text)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("BlockName=b1 BlockIndex=x Nodes=n1", "BlockIndex or BlockSize is not a number"),
+        ("AggregatedBlock=b[1-2] BlockIndex=3 Nodes=n1 BlockSize=4x", "BlockIndex or BlockSize is not a number"),
+        ("BlockName=b1 BlockIndex=0 Nodes=n[1-", "bad hostlist 'n[1-': '[' without ']' in hostlist 'n[1-'"),
+    ],
+)
+def test_a_block_record_that_cannot_be_read_is_an_error_naming_the_tool_the_line_and_why(
+    line: str, message: str
+) -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_blocks(f"BlockName=b0 Nodes=n0\n{line}")
+    assert str(caught.value) == f"scontrol show topology: line 2: {message}: {line!r}"
+
+
+def test_sinfo_lines_read_past_blank_lines_and_give_reasons_users_and_times_as_they_are() -> None:
+    text = "\n".join(
+        [
+            SEP.join(["cn01", "IDLE", "(null)", "None", "none"]),
+            "",
+            SEP.join(["cn02", "drained", "root", "2026-12-07T17:47:24", "ibprov: x"]),
+            "sinfo: warning: something",
+            SEP.join(["", "idle", "", "", ""]),  # no node name: a note
+        ]
+    )
+    nodes, notes = parse_sinfo(text)
+    assert nodes == {
+        "cn01": SlurmNode("cn01", "idle", "", "", ""),
+        "cn02": SlurmNode("cn02", "drained", "ibprov: x", "root", "2026-12-07T17:47:24"),
+    }
+    assert notes == ["sinfo: sinfo: warning: something", "sinfo: idle"]  # the separators are whitespace to strip
+
+
+# --------------------------------------------------------------------------------------- the probe run as a whole
+def test_an_empty_probe_run_says_no_shell_and_a_missing_version_says_which() -> None:
+    assert parse_view("") == SlurmView(error="the Slurm probe printed nothing (no shell on the controller?)")
+    assert parse_view(_probe(nodes="x")) == SlurmView(
+        error="Slurm's commands are not on the controller (sinfo printed nothing)"
+    )
+
+
+def test_a_failed_sinfo_keeps_the_version_that_was_read() -> None:
+    view = parse_view(_probe(version="slurm 24.11.5", nodes="sinfo: error: Invalid user"))
+    assert view == SlurmView(version="slurm 24.11.5", error="sinfo failed: sinfo: error: Invalid user")
+
+
+def test_a_probe_without_topology_or_config_reads_no_switch_no_block_and_no_plugin() -> None:
+    view = parse_view(_probe(version="slurm 24.11.5", nodes=SEP.join(["cn01", "idle", "", "", "none"])))
+    assert view.error is None
+    assert (view.version, view.plugin, dict(view.switches), dict(view.blocks)) == ("24.11.5", "", {}, {})
+    assert list(view.nodes) == ["cn01"]
+    none = parse_view(
+        _probe(
+            version="slurm 24.11.5",
+            config="TopologyPlugin = (null)",
+            nodes=SEP.join(["cn01", "idle", "Unknown", "Unknown", "none"]),
+        )
+    )
+    assert none.plugin == "topology/none"

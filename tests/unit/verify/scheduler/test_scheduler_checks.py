@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ibprov.probes.slurm import SlurmSwitch, SlurmView, parse_blocks, parse_sinfo, parse_topology
+from ibprov.probes.slurm import SlurmBlock, SlurmNode, SlurmSwitch, SlurmView, parse_blocks, parse_sinfo, parse_topology
 from ibprov.report.model import Finding
 from ibprov.verify.scheduler.plan import SchedulerPlan
 from ibprov.verify.scheduler.section import check_scheduler
@@ -146,3 +146,99 @@ def test_a_block_slurm_has_and_the_plan_does_not_is_found() -> None:
     plan = replace(BLOCK_PLAN, blocks={k: v for k, v in BLOCK_PLAN.blocks.items() if k != "b3"})
     got = findings(plan, seen_blocks(), "scheduler.blocks")
     assert got == [("scheduler.blocks", "b3", "in Slurm's topology, not in the plan")]
+
+
+# ------------------------------------------------------------------ whole findings, as the report prints them
+def whole(plan: SchedulerPlan, view: SlurmView) -> list[tuple[str, str, str, str]]:
+    report = check_scheduler(plan, view)
+    return sorted((f.check, f.object, f.expected, f.observed) for f in _all(report.checks))
+
+
+def test_every_tree_finding_says_what_was_planned_and_what_slurm_has_word_for_word() -> None:
+    nodes = {
+        "cn01": SlurmNode("cn01", "idle"),
+        "cn02": SlurmNode("cn02", "drained"),  # no reason, no user: said as it is
+        "cn03": SlurmNode("cn03", "down*", "not responding", "slurm", "2026-12-07T10:00:00"),
+        "cn05": SlurmNode("cn05", "idle"),
+        "gpu7": SlurmNode("gpu7", "idle"),
+        "extra9": SlurmNode("extra9", "idle"),
+        "extra8": SlurmNode("extra8", "mixed"),
+    }
+    switches = {
+        "leaf01": SlurmSwitch("leaf01", 0, ("cn01", "cn02", "cn05")),  # cn05 under two leaves
+        "leaf02": SlurmSwitch("leaf02", 0, ("cn05",)),  # cn03 under no switch
+        "spine01": SlurmSwitch("spine01", 1, ("cn01", "cn02", "cn05"), ("leaf01", "leaf02")),
+        "rogue": SlurmSwitch("rogue", 0, ("extra9",)),
+        # top and leaf03 missing: gpu7 under no switch
+    }
+    view = SlurmView(version="slurm 22.05.8", plugin="topology/tree", switches=switches, nodes=nodes)
+    assert whole(PLAN, view) == [
+        ("scheduler.node_known", "cn04", "known to Slurm", "not in sinfo: Slurm does not know this node"),
+        ("scheduler.node_leaf", "cn03", "under leaf01", "under no switch of Slurm's topology"),
+        ("scheduler.node_leaf", "cn05", "under leaf02", "under leaf01, leaf02"),
+        ("scheduler.node_leaf", "gpu7", "under leaf03", "under no switch of Slurm's topology"),
+        ("scheduler.node_state", "cn02", "in service", "drained"),
+        ("scheduler.node_state", "cn03", "in service", "down* by slurm (not responding)"),
+        ("scheduler.switches", "leaf01", "Nodes=cn[01-03]", "Nodes=cn[01-02,05]"),
+        ("scheduler.switches", "leaf02", "Nodes=cn[04-05]", "Nodes=cn05"),
+        ("scheduler.switches", "leaf03", "Nodes=gpu7", "not in Slurm's topology"),
+        ("scheduler.switches", "rogue", "no such switch", "in Slurm's topology, not in the plan"),
+        ("scheduler.switches", "top", "Switches=leaf03,spine01", "not in Slurm's topology"),
+        (
+            "scheduler.unplanned",
+            "extra8",
+            "not a Slurm node (not in the spec's scheduler nodes)",
+            "known to Slurm, mixed",
+        ),
+        (
+            "scheduler.unplanned",
+            "extra9",
+            "not a Slurm node (not in the spec's scheduler nodes)",
+            "known to Slurm, idle",
+        ),
+    ]
+
+
+def test_every_block_finding_says_what_was_planned_and_what_slurm_has_word_for_word() -> None:
+    blocks = {
+        "b1": SlurmBlock("b1", 0, ("node01", "node02"), 2),
+        "b2": SlurmBlock("b2", 1, ("node03",), 2),  # node04 in no block
+        "b3": SlurmBlock("b3", 2, ("node05", "node06"), 4),  # the wrong base size
+        "b9": SlurmBlock("b9", 3, (), 2),
+        "b[1-2]": SlurmBlock("b[1-2]", 4, ("node01", "node02", "node03"), 4, aggregated=True),
+    }
+    nodes = {n: SlurmNode(n, "idle") for n in BLOCK_PLAN.nodes}
+    plan = replace(BLOCK_PLAN, blocks={**BLOCK_PLAN.blocks, "b4": ("node07",)})
+    view = SlurmView(version="slurm-wlm 24.11.5", plugin="topology/block", blocks=blocks, nodes=nodes)
+    assert whole(plan, view) == [
+        ("scheduler.blocks", "b2", "Nodes=node[03-04]", "Nodes=node03"),
+        ("scheduler.blocks", "b3", "BlockSize=2", "BlockSize=4"),
+        ("scheduler.blocks", "b4", "Nodes=node07", "not in Slurm's topology"),
+        ("scheduler.blocks", "b9", "no such block", "in Slurm's topology, not in the plan"),
+        ("scheduler.node_leaf", "node04", "in b2", "in no block of Slurm's topology"),
+    ]
+
+
+def test_a_controller_that_cannot_be_asked_is_one_finding_with_what_it_said_and_nothing_else_is_judged() -> None:
+    for plugin in ("topology/tree", "topology/block"):
+        plan = replace(PLAN, plugin=plugin)
+        view = SlurmView(error="sinfo failed: Unable to contact slurm controller")
+        assert whole(plan, view) == [
+            (
+                "scheduler.controller",
+                "ctl",
+                "sinfo and scontrol answer",
+                "sinfo failed: Unable to contact slurm controller",
+            )
+        ]
+        checks = {c.id: c for c in check_scheduler(plan, view).checks}
+        assert checks["scheduler.controller"].objects == ("ctl",)
+        assert all(c.objects == () for name, c in checks.items() if name != "scheduler.controller"), plugin
+
+
+def test_the_plugin_finding_names_both_plugins_and_an_unread_plugin_is_none() -> None:
+    view = replace(seen(), plugin="topology/block")
+    assert findings(PLAN, view, "scheduler.plugin") == [("scheduler.plugin", "ctl", "TopologyPlugin=topology/block")]
+    (f,) = [f for c in check_scheduler(PLAN, view).checks for f in c.findings if f.check == "scheduler.plugin"]
+    assert f.expected == "TopologyPlugin=topology/tree"
+    assert findings(PLAN, replace(seen(), plugin=""), "scheduler.plugin") == []
