@@ -526,3 +526,77 @@ def test_counter_and_physical_series_get_their_port_labels_from_the_lookup() -> 
     parsed = parse_metrics(openmetrics(run_outcome(data), data, ports=ids.get))
     by = {s.labels["object"]: s.labels["guid"] for s in parsed.of("ibprov_port_raw_ber")}
     assert by == {H1: "0x0002c90300000010", L1: ""}
+
+
+# ---------------------------------------------------------------------------------- values and labels exactly
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (float("nan"), "NaN"),
+        (float("inf"), "+Inf"),
+        (float("-inf"), "-Inf"),
+        (0.0, "0"),
+        (3.0, "3"),
+        (-2.0, "-2"),
+        (0.5, "0.5"),
+        (1e-12, "1e-12"),
+        (float(2**53 - 1), "9007199254740991"),
+        (float(2**53), "9007199254740992.0"),  # past 2**53 an integer-valued float is not exact: written as a float
+        (-float(2**53), "-9007199254740992.0"),
+    ],
+)
+def test_sample_values_are_written_as_openmetrics_reads_them(value: float, text: str) -> None:
+    from ibprov.history.metrics import _number
+
+    assert _number(value) == text
+
+
+def test_the_master_sm_series_carries_its_port_guid_and_whether_it_is_planned() -> None:
+    import copy
+
+    data = fabric_run(0, master=SM02)
+    for planned in (True, False):
+        run_data = copy.deepcopy(data)
+        run_data["sections"]["fabric"]["facts"]["master_sm"]["planned"] = planned
+        (master,) = parse_metrics(openmetrics(run_outcome(run_data), run_data)).of("ibprov_sm_master_info")
+        assert (master.labels["object"], master.labels["port_guid"], master.value) == (
+            SM02[0],
+            f"0x{SM02[1]:016x}",
+            1,
+        )
+        assert master.labels["planned"] == ("true" if planned else "false")
+
+
+def test_a_report_without_sections_or_facts_writes_the_run_and_no_fabric_series() -> None:
+    data = fabric_run(0)
+    bare = {k: v for k, v in data.items() if k != "sections"}
+    parsed = parse_metrics(openmetrics(run_outcome(data), bare, links_planned=4))
+    assert parsed.of("ibprov_sm_master_info") == []
+    assert parsed.of("ibprov_links_planned") == []
+    no_facts = {**data, "sections": {"fabric": {k: v for k, v in data["sections"]["fabric"].items() if k != "facts"}}}
+    parsed = parse_metrics(openmetrics(run_outcome(data), no_facts, links_planned=4))
+    assert parsed.of("ibprov_sm_master_info") == []
+    assert parsed.value("ibprov_links_planned") == 4
+
+
+@pytest.mark.parametrize(
+    ("result", "verdict"),
+    [
+        ({"status": "ok", "value": 180.0, "unit": "Gb/s", "limit": 180.0}, "pass"),  # at the limit: met
+        ({"status": "ok", "value": 179.9, "unit": "Gb/s", "limit": 180.0}, "missed_limit"),
+        ({"status": "ok", "value": 2.5, "unit": "us", "limit": 2.5}, "pass"),
+        ({"status": "ok", "value": 2.51, "unit": "us", "limit": 2.5}, "missed_limit"),
+        ({"status": "ok", "value": 9.0, "unit": "us", "limit": None}, "pass"),
+        ({"status": "ok", "value": None, "unit": "us", "limit": 2.5}, "ok"),  # no value: its own status
+        ({"status": "skipped", "value": None}, "skipped"),
+        ({"status": "failed", "value": 3.0}, "failed"),
+        ({"value": None}, "failed"),  # no status at all
+        ({"status": "", "value": None}, "failed"),
+    ],
+)
+def test_a_perftest_result_is_pass_or_missed_limit_when_measured_else_its_own_status(
+    result: dict[str, Any], verdict: str
+) -> None:
+    from ibprov.history.metrics import _verdict
+
+    assert _verdict(result) == verdict
