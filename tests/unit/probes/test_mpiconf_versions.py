@@ -29,6 +29,12 @@ def test_open_mpi_4_1_4_and_mpi4py_3_1_4_without_osu() -> None:
     assert not tools.osu
 
 
+def test_open_mpi_5_0_7_and_mpi4py_4_0_3_of_debian_13_without_osu() -> None:
+    tools = tools_of("tools-ompi5.0.7-mpi4py4.0.3-debian13.txt")
+    assert tools == Tools(mpirun="/usr/bin/mpirun", mpi4py="4.0.3")
+    assert not tools.osu
+
+
 def test_a_locale_warning_before_the_section_mark_is_not_in_the_section() -> None:
     """bash printed its warning before the first mark: probe_sections drops text before it."""
     text = read_capture("mpiconf/tools-ompi4.1.4-mpi4py3.1.4-debian12-locale-warning.txt")
@@ -49,6 +55,7 @@ def test_every_capture_is_tested_above() -> None:
     assert [n.removeprefix("mpiconf/") for n in CAPTURES] == [
         "tools-ompi4.1.4-mpi4py3.1.4-debian12-locale-warning.txt",
         "tools-ompi4.1.4-mpi4py3.1.4-debian12.txt",
+        "tools-ompi5.0.7-mpi4py4.0.3-debian13.txt",
     ]
 
 

@@ -65,6 +65,15 @@ def test_ucx_1_13_without_rdma() -> None:
     assert info.verbs == ()
 
 
+def test_ucx_1_18_of_debian_13_without_rdma() -> None:
+    info = parsed("ucx1.18.1-debian13-no-rdma.txt")
+    assert info.transports == ("self", "tcp", "sysv", "posix", "cma")
+    assert tuple(r.device for r in info.resources if r.transport == "tcp") == ("lo",)
+    assert info.verbs == ()
+    assert info.idle_domains == ()
+    assert info.notes == ()
+
+
 @pytest.mark.parametrize(
     ("name", "domain", "device", "tcp", "idle"),
     [
@@ -87,6 +96,7 @@ def test_every_capture_is_tested_above() -> None:
         "ucx1.15-hpcx2.15-azure-ndv5.txt",
         "ucx1.16.0-rhel8.9-cx6-partial.txt",
         "ucx1.17.0-azure-ubuntu24.04.txt",
+        "ucx1.18.1-debian13-no-rdma.txt",
         "ucx1.6-ompi4.0.2-centos7.6-mlx5.txt",
         "ucx1.9.0-centos8.1-cx5.txt",
     ]
