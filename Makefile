@@ -8,7 +8,7 @@ APT_SIM := opensm infiniband-diags ibsim-utils libumad2sim0
 APT_RACK := podman runc catatonit netavark aardvark-dns iptables debootstrap zstd openssh-client
 STAMP := $(VENV)/.ibprov-installed
 
-.PHONY: venv apt-sim apt-rack apt-browser apt-monitor lint ansible-lint typecheck unit unit-py313 sim molecule test demo golden bench fuzz mutate clean
+.PHONY: venv apt-sim apt-rack apt-browser apt-monitor lint ansible-lint typecheck unit test-debian13 sim molecule test demo golden bench fuzz mutate clean
 
 venv: $(STAMP)
 
@@ -87,13 +87,14 @@ sim: venv apt-sim
 molecule: venv
 	scripts/molecule-suites.sh
 
-# The unit suite under Debian 13's Python 3.13 as well, in a container of the trixie node image (no network).
-unit-py313: venv apt-rack
-	scripts/unit-py313.sh
+# The unit and sim suites on Debian 13's stack as well (Python 3.13, OpenSM, infiniband-diags 56.1, ibsim 0.12),
+# in a container of the trixie node image (no network).
+test-debian13: venv apt-rack apt-monitor
+	scripts/test-debian13.sh
 
 test: venv apt-sim apt-rack apt-browser apt-monitor lint ansible-lint typecheck
 	$(BIN)/pytest -q -n 2 -m 'not molecule and not twin' tests
-	scripts/unit-py313.sh
+	scripts/test-debian13.sh
 	scripts/molecule-suites.sh
 	$(BIN)/pytest -q -m twin tests
 

@@ -1,15 +1,17 @@
 #!/bin/bash
-# The unit suite (the tests `make unit` runs) under Debian 13's Python 3.13, in a container of the trixie node
-# image, with no network: ibprov and its test dependencies are installed from wheels downloaded here for Python
-# 3.13 (cached in ${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse}/py313-dev-<key>), the checkout is
-# copied in (read-only mount), and the host's promtool (a static binary) is lent to the monitoring tests.
-# Headless Chromium is not in the image: the HTML tests skip there (they run on the host's Python).
-#   scripts/unit-py313.sh [PYTEST ARGS...]
+# The unit and simulated-fabric suites (what `make test` runs before molecule) on Debian 13's own stack: its
+# Python 3.13, OpenSM 3.3.23-3.1, infiniband-diags 56.1, ibsim and libumad2sim 0.12, in a container of the
+# trixie node image, with no network. ibprov and its test dependencies are installed from wheels downloaded
+# here for Python 3.13 (cached in ${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse}/py313-dev-<key>); the
+# image's own OpenSM and diags from the .debs it holds; the checkout is copied in (read-only mount); the host's
+# promtool, prometheus and node_exporter (they link only libc) are lent to the monitoring tests. Headless
+# Chromium is not in the image: the HTML tests skip there (they run on the host).
+#   scripts/test-debian13.sh [PYTEST ARGS...]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${VENV:-$REPO/.venv}
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$REPO/images/containers.conf}
-log() { echo "unit-py313: $*" >&2; }
+log() { echo "test-debian13: $*" >&2; }
 
 IMAGE=$(IBPROV_SUITE=trixie "$REPO/images/ensure-images.sh" | tail -n1)
 WHEELS_ROOT=${IBPROV_WHEELHOUSE_CACHE:-/var/cache/ibprov/wheelhouse}
@@ -26,15 +28,19 @@ if [ ! -f "$WHEELS/.complete" ]; then
   rm -f "$WHEELS.tmp.$$"/ibprov-*
   rm -rf "$WHEELS" && mv "$WHEELS.tmp.$$" "$WHEELS" && touch "$WHEELS/.complete"
 fi
-PROMTOOL=()
-[ -x /usr/bin/promtool ] && PROMTOOL=(-v /usr/bin/promtool:/usr/bin/promtool:ro)
+LENT=()
+for tool in /usr/bin/promtool /usr/bin/prometheus /usr/bin/prometheus-node-exporter; do
+  if [ -x "$tool" ]; then LENT+=(-v "$tool:$tool:ro"); fi
+done
 
-name=ibprov-py313-$$
+name=ibprov-debian13-$$
 log "container $name ($IMAGE): $(podman run --rm --network none "$IMAGE" python3 --version)"
 # shellcheck disable=SC2016  # expanded in the container
-podman run --rm --name "$name" --network none -v "$REPO:/src:ro" -v "$WHEELS:/wheels:ro" "${PROMTOOL[@]}" \
+podman run --rm --name "$name" --network none -v "$REPO:/src:ro" -v "$WHEELS:/wheels:ro" "${LENT[@]}" \
   -e PYTHONDONTWRITEBYTECODE=1 -e NO_COLOR=1 "$IMAGE" bash -c '
     set -euo pipefail
+    apt-get install -y -qq --no-download opensm infiniband-diags >/dev/null
+    dpkg-query -W -f "\${Package} \${Version}\n" python3 opensm infiniband-diags ibsim-utils libumad2sim0 >&2
     mkdir -p /tmp/src && cd /src
     tar --exclude=./.venv --exclude=./.git --exclude=./.mutate --exclude="*/__pycache__" -cf - . | tar -C /tmp/src -xf -
     # the image has python3-venv downloaded, not installed: a venv without pip, and pip from its wheel
@@ -42,5 +48,5 @@ podman run --rm --name "$name" --network none -v "$REPO:/src:ro" -v "$WHEELS:/wh
     /tmp/venv/bin/python3 "$(ls /wheels/pip-*.whl)/pip" install -q --no-index --find-links /wheels pip
     /tmp/venv/bin/pip install -q --no-index --find-links /wheels -e "/tmp/src[dev]"
     cd /tmp/src
-    exec /tmp/venv/bin/pytest -q -n 2 -p no:cacheprovider -m "not sim and not molecule and not twin" -rs "$@" tests
-  ' unit-py313 "$@"
+    exec /tmp/venv/bin/pytest -q -n 2 -p no:cacheprovider -m "not molecule and not twin" -rs "$@" tests
+  ' test-debian13 "$@"
