@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ibprov.run.env import CONTROL_SOCKET_NAME, SOCKET_PATH_MAX, control_path_dir
@@ -17,6 +18,7 @@ def test_the_longest_run_directory_whose_sockets_fit_keeps_them_and_one_byte_mor
     too_long = fits + "x"
     moved = control_path_dir(Path(too_long), home=Path("/home/admin"))
     assert moved.parent == Path("/home/admin/.ansible/cp")
+    assert re.fullmatch(r"ibprov-[0-9a-f]{12}", moved.name), moved.name
     assert len(str(moved)) + CONTROL_SOCKET_NAME <= SOCKET_PATH_MAX
 
 

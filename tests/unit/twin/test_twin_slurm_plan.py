@@ -167,3 +167,20 @@ def test_a_block_topology_on_a_slurm_older_than_23_11_is_refused_naming_the_way_
             check_version(plan, version)
     else:
         check_version(plan, version)
+
+
+def test_a_tree_spec_gets_a_placeholder_switch_and_the_refusal_of_block_says_it_all(tmp_path: Path) -> None:
+    loaded = spec(2, "{controller: sm01, group: compute}")
+    plan = plan_slurm(loaded, rack(tmp_path, loaded))
+    assert placeholder_topology(plan).splitlines() == [
+        "# placeholder of the ibprov twin rack: `ibprov apply` (role ib_slurm_topology) writes the real file",
+        "SwitchName=twin-placeholder Nodes=cn01,cn02",
+    ]
+    planned = spec(2, "{controller: sm01, version: '24.11', topology: {plugin: block}}")
+    block = plan_slurm(planned, rack(tmp_path, planned))
+    with pytest.raises(SlurmError) as refused:
+        check_version(block, "slurm 22.05.8-4+deb12u3\n")
+    assert str(refused.value) == (
+        "scheduler.topology.plugin block needs Slurm >= 23.11; the twin's nodes run slurm 22.05.8-4+deb12u3 "
+        "(Debian 12). Debian 13's nodes run Slurm 24.11: IBPROV_SUITE=trixie ibprov twin up ..."
+    )
