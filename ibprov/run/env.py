@@ -57,8 +57,9 @@ internal_poll_interval = 0.02
 
 
 # A Unix socket's path holds at most 107 bytes (sun_path is 108 with its NUL). Ansible names each SSH master's
-# socket with 10 hex characters under its control path directory, and ssh appends 17 more (".XXXXXXXXXXXXXXXX")
-# while it sets the master up: a longer directory makes every host unreachable ("too long for Unix domain socket").
+# socket with 10 hex characters under its control path directory, and ssh appends 17 more (a dot and 16 random
+# characters) while it sets the master up: a longer directory makes every host unreachable ("too long for Unix
+# domain socket").
 SOCKET_PATH_MAX = 107
 CONTROL_SOCKET_NAME = len("/0123456789.0123456789abcdef")
 
